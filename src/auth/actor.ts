@@ -1,0 +1,32 @@
+import type { Response } from 'express';
+import type { Capability } from './capabilities.js';
+
+/** The fields of an organization that authorization decisions need. */
+export interface OrgRef {
+  id: string;
+  parentId: string | null;
+  isReseller: boolean;
+  disabled: boolean;
+}
+
+/** Who is calling, and on behalf of which organization. */
+export interface Actor {
+  via: 'api_key' | 'session';
+  keyId: string | null;
+  memberId: string;
+  /** The capabilities this credential carries (a key's permissions, a session's member's). */
+  capabilities: Capability[];
+  /** The organization the credential belongs to. */
+  ownerOrg: OrgRef;
+  /** The organization the request acts on: the tenant named by `X-Tenant-Id`, else `ownerOrg`. */
+  org: OrgRef;
+}
+
+export const isActingInTenant = (actor: Actor): boolean => actor.org.id !== actor.ownerOrg.id;
+
+/** The authenticated actor of a request (set by the authenticate middleware). */
+export function actorOf(res: Response): Actor {
+  const actor = res.locals.actor as Actor | undefined;
+  if (!actor) throw new Error('actorOf() called on a route without authentication');
+  return actor;
+}

@@ -1,0 +1,27 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import type { PageParams } from '../http/pagination.js';
+import type { Capability } from './capabilities.js';
+import { createApiKeySchema, keyIdParams, listApiKeysQuery } from './api-keys.schemas.js';
+import type { ApiKeysService } from './api-keys.service.js';
+
+/** SPEC.md §4.3. Keys are closed inside a tenant (§4.1 rule 2). */
+export function apiKeyRoutes(api: ApiRouter, keys: ApiKeysService): void {
+  api
+    .post<{ label: string; permissions: Capability[] }>('/api-keys', {
+      capability: 'api_keys',
+      tenant: 'forbidden',
+      body: createApiKeySchema,
+      handler: ({ actor, body }) => keys.create(actor, body),
+    })
+    .get<PageParams>('/api-keys', {
+      tenant: 'forbidden',
+      query: listApiKeysQuery,
+      handler: ({ actor, query }) => keys.list(actor, query),
+    })
+    .delete<unknown, { key_id: string }>('/api-keys/:key_id', {
+      capability: 'api_keys',
+      tenant: 'forbidden',
+      params: keyIdParams,
+      handler: async ({ actor, params }) => keys.revoke(actor, params.key_id),
+    });
+}

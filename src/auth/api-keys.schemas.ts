@@ -1,0 +1,15 @@
+import Joi from 'joi';
+import { pageQuery } from '../http/pagination.js';
+import { CAPABILITIES } from './capabilities.js';
+
+export const createApiKeySchema = Joi.object({
+  label: Joi.string().trim().min(1).max(200).required(),
+  permissions: Joi.array()
+    .items(Joi.string().valid(...CAPABILITIES))
+    .unique()
+    .required(),
+});
+
+export const listApiKeysQuery = Joi.object(pageQuery);
+
+export const keyIdParams = Joi.object({ key_id: Joi.string().max(40).required() });

@@ -1,0 +1,153 @@
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { logger } from '../lib/logger.js';
+import { redisKey } from '../lib/redis.js';
+import type { Capability } from './capabilities.js';
+import type { OrgRef } from './actor.js';
+import { hashToken, sameDigest } from './tokens.js';
+
+export interface KeyCredential {
+  keyId: string;
+  memberId: string;
+  permissions: Capability[];
+  org: OrgRef;
+}
+
+export interface SessionCredential {
+  memberId: string;
+  capabilities: Capability[];
+  org: OrgRef;
+}
+
+/**
+ * Bumped (INCR) after every change that must end cached authorizations: a key revoked,
+ * an organization's standing changed. Every API process reads it on each request and drops
+ * its cache when it moved, so a revocation holds on the very next request everywhere.
+ */
+const EPOCH_KEY = () => redisKey('auth', 'epoch');
+
+/** Ends every cached authorization in every API process. Call after the change commits. */
+export async function bumpAuthEpoch(redis: Redis): Promise<void> {
+  await redis.incr(EPOCH_KEY());
+}
+
+const MAX_CACHED_KEYS = 10_000;
+const LAST_USED_FLUSH_MS = 5_000;
+
+const ORG_COLUMNS = `o.id AS org_id, o.parent_id, o.is_reseller, o.disabled`;
+
+interface OrgRow {
+  org_id: string;
+  parent_id: string | null;
+  is_reseller: boolean;
+  disabled: boolean;
+}
+
+const orgRef = (row: OrgRow): OrgRef => ({
+  id: row.org_id,
+  parentId: row.parent_id,
+  isReseller: row.is_reseller,
+  disabled: row.disabled,
+});
+
+/**
+ * Resolves bearer credentials. API keys are cached in process (keyed by hash) and the cache
+ * is validated against the Redis epoch on every request; `last_used_at` is gathered in memory
+ * and written in one batched UPDATE every few seconds rather than on every request.
+ */
+export class CredentialStore {
+  private readonly cache = new Map<string, KeyCredential>();
+  private cacheEpoch: string | null = null;
+  private readonly lastUsed = new Map<string, Date>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly redis: Redis,
+  ) {
+    this.timer = setInterval(() => void this.flushLastUsed().catch((err) => logger.error({ err }, 'last_used_at flush failed')), LAST_USED_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  async findApiKey(raw: string): Promise<KeyCredential | null> {
+    const hash = hashToken(raw);
+    const epoch = await this.readEpoch();
+    if (epoch !== null && epoch !== this.cacheEpoch) {
+      this.cache.clear();
+      this.cacheEpoch = epoch;
+    }
+    let credential = epoch === null ? undefined : this.cache.get(hash);
+    if (!credential) {
+      const [row] = await this.dataSource.query(
+        `SELECT k.id, k.key_hash, k.member_id, k.permissions, ${ORG_COLUMNS}
+           FROM api_keys k JOIN organizations o ON o.id = k.org_id
+          WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+        [hash],
+      );
+      // The index lookup already matched; the constant-time check guards against any
+      // collation or padding surprise turning a near-match into a match.
+      if (!row || !sameDigest(row.key_hash, hash)) return null;
+      credential = { keyId: row.id, memberId: row.member_id, permissions: row.permissions, org: orgRef(row) };
+      // Cached under the epoch read before the lookup: a revocation that commits meanwhile
+      // bumps the epoch afterwards, so this entry is dropped on the next request.
+      if (epoch !== null) this.remember(hash, credential);
+    }
+    this.lastUsed.set(credential.keyId, new Date());
+    return credential;
+  }
+
+  async findSession(raw: string): Promise<SessionCredential | null> {
+    const hash = hashToken(raw);
+    const [row] = await this.dataSource.query(
+      `SELECT s.token_hash, m.id AS member_id, m.capabilities, ${ORG_COLUMNS}
+         FROM sessions s JOIN members m ON m.id = s.member_id JOIN organizations o ON o.id = m.org_id
+        WHERE s.token_hash = $1 AND s.expires_at > now()`,
+      [hash],
+    );
+    if (!row || !sameDigest(row.token_hash, hash)) return null;
+    return { memberId: row.member_id, capabilities: row.capabilities, org: orgRef(row) };
+  }
+
+  /** A tenant of `resellerId`, or null: never says whether the id exists elsewhere. */
+  async findTenant(resellerId: string, tenantId: string): Promise<OrgRef | null> {
+    const [row] = await this.dataSource.query(
+      `SELECT ${ORG_COLUMNS} FROM organizations o WHERE o.id = $1 AND o.parent_id = $2`,
+      [tenantId, resellerId],
+    );
+    return row ? orgRef(row) : null;
+  }
+
+  /** Writes the gathered `last_used_at` values in one statement. */
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const ids = [...this.lastUsed.keys()];
+    const times = ids.map((id) => this.lastUsed.get(id)!.toISOString());
+    this.lastUsed.clear();
+    await this.dataSource.query(
+      `UPDATE api_keys k SET last_used_at = v.t
+         FROM unnest($1::varchar[], $2::timestamptz[]) AS v(id, t)
+        WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
+      [ids, times],
+    );
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushLastUsed();
+  }
+
+  /** The current epoch, or null when Redis cannot answer: then nothing is served from cache. */
+  private async readEpoch(): Promise<string | null> {
+    try {
+      return (await this.redis.get(EPOCH_KEY())) ?? '0';
+    } catch (err) {
+      logger.warn({ err }, 'auth epoch unreadable; authenticating from the database');
+      return null;
+    }
+  }
+
+  private remember(hash: string, credential: KeyCredential): void {
+    if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(hash, credential);
+  }
+}

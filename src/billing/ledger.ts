@@ -1,0 +1,43 @@
+import type { EntityManager } from 'typeorm';
+import { newId } from '../lib/ids.js';
+import { formatMoney, type Micros } from '../lib/money.js';
+import { Organization } from '../orgs/organization.entity.js';
+import { LedgerEntry, type LedgerKind } from './ledger-entry.entity.js';
+
+export interface LedgerLine {
+  /** The paying organization. */
+  orgId: string;
+  /** Whose activity it was (the tenant, or the payer itself). */
+  subjectOrgId?: string;
+  kind: LedgerKind;
+  amountMicros: Micros;
+  /** Unique: appending the same reference twice is refused by the database. */
+  reference?: string;
+  description?: string;
+}
+
+/**
+ * Appends one ledger line inside the caller's transaction. The database keeps the
+ * organization's balance equal to the sum of its lines (trigger in the first migration).
+ */
+export async function appendLedger(em: EntityManager, line: LedgerLine): Promise<void> {
+  await em.insert(LedgerEntry, {
+    id: newId('led'),
+    orgId: line.orgId,
+    subjectOrgId: line.subjectOrgId ?? line.orgId,
+    kind: line.kind,
+    amountMicros: line.amountMicros,
+    reference: line.reference ?? null,
+    description: line.description ?? '',
+  });
+}
+
+export interface BalanceView {
+  balance: string;
+  currency: string;
+}
+
+export async function balanceOf(em: EntityManager, orgId: string): Promise<BalanceView> {
+  const org = await em.findOneByOrFail(Organization, { id: orgId });
+  return { balance: formatMoney(org.balanceMicros), currency: org.currency };
+}

@@ -1,0 +1,94 @@
+import Joi from 'joi';
+
+/**
+ * The service's settings (CONTRACT.md §1). This is the only module that reads
+ * `process.env`; everything else imports `config`. A bad value stops the process
+ * at start-up with a message naming every offending variable.
+ */
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test';
+  port: number;
+  /** Postgres URL; `databaseUrlExplicit` tells whether it came from the environment. */
+  databaseUrl: string;
+  databaseUrlExplicit: boolean;
+  databasePoolSize: number;
+  redisUrl: string;
+  /** Prefix of every Redis key; a hash tag (`{...}`) so BullMQ works on Redis Cluster. */
+  redisPrefix: string;
+  operatorToken: string | null;
+  logLevel: string;
+  webhook: {
+    maxAttempts: number;
+    backoffBaseMs: number;
+    timeoutMs: number;
+    disableAfterHours: number;
+    retentionDays: number;
+    allowPrivateNetworks: boolean;
+  };
+  sim: { ringMs: number; secondMs: number };
+}
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane';
+
+const schema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
+  PORT: Joi.number().integer().min(0).max(65535).default(3000),
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(10),
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: Joi.string()
+    .pattern(/^\{[A-Za-z0-9_.:-]+\}$/)
+    .default('{ringlane}')
+    .messages({ 'string.pattern.base': '"REDIS_PREFIX" must be a Redis hash tag such as {ringlane}' }),
+  OPERATOR_TOKEN: Joi.string().min(16).allow(''),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  WEBHOOK_MAX_ATTEMPTS: Joi.number().integer().min(1).max(100).default(12),
+  WEBHOOK_BACKOFF_BASE_MS: Joi.number().integer().min(1).default(30000),
+  WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000),
+  WEBHOOK_DISABLE_AFTER_HOURS: Joi.number().min(0).default(120),
+  WEBHOOK_RETENTION_DAYS: Joi.number().min(0).default(30),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Joi.boolean(),
+  SIM_RING_MS: Joi.number().integer().min(0).default(1000),
+  SIM_SECOND_MS: Joi.number().min(0).default(1000),
+}).unknown(true);
+
+/** Validates an environment and returns the settings, or throws listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const { value: v, error } = schema.validate(env, { abortEarly: false, convert: true });
+  if (error) {
+    const lines = error.details.map((d) => `  - ${d.message}`).join('\n');
+    throw new Error(`Invalid configuration:\n${lines}`);
+  }
+  const nodeEnv = v.NODE_ENV as Config['nodeEnv'];
+  return Object.freeze({
+    nodeEnv,
+    port: v.PORT,
+    databaseUrl: v.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    databaseUrlExplicit: v.DATABASE_URL !== undefined,
+    databasePoolSize: v.DATABASE_POOL_SIZE,
+    redisUrl: v.REDIS_URL,
+    redisPrefix: v.REDIS_PREFIX,
+    operatorToken: v.OPERATOR_TOKEN ? v.OPERATOR_TOKEN : null,
+    logLevel: v.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    webhook: Object.freeze({
+      maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
+      backoffBaseMs: v.WEBHOOK_BACKOFF_BASE_MS,
+      timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      disableAfterHours: v.WEBHOOK_DISABLE_AFTER_HOURS,
+      retentionDays: v.WEBHOOK_RETENTION_DAYS,
+      allowPrivateNetworks: v.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? nodeEnv !== 'production',
+    }),
+    sim: Object.freeze({ ringMs: v.SIM_RING_MS, secondMs: v.SIM_SECOND_MS }),
+  });
+}
+
+function loadOrExit(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+export const config: Config = loadOrExit();

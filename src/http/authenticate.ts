@@ -1,0 +1,42 @@
+import type { RequestHandler } from 'express';
+import type { Actor } from '../auth/actor.js';
+import type { CredentialStore } from '../auth/credential-store.js';
+import { API_KEY_PREFIX, SESSION_TOKEN_PREFIX } from '../auth/tokens.js';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../lib/errors.js';
+
+const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
+
+/**
+ * Every `/v1` request: resolves `Authorization: Bearer <API key | session token>` and
+ * `X-Tenant-Id` into `res.locals.actor`, or answers 401 / 403 / 404.
+ */
+export function authenticate(store: CredentialStore): RequestHandler {
+  return async (req, res, next) => {
+    const token = BEARER.exec(req.get('authorization') ?? '')?.[1];
+    let actor: Actor | null = null;
+    if (token?.startsWith(API_KEY_PREFIX)) {
+      const key = await store.findApiKey(token);
+      if (key) {
+        actor = { via: 'api_key', keyId: key.keyId, memberId: key.memberId, capabilities: key.permissions, ownerOrg: key.org, org: key.org };
+      }
+    } else if (token?.startsWith(SESSION_TOKEN_PREFIX)) {
+      const session = await store.findSession(token);
+      if (session) {
+        actor = { via: 'session', keyId: null, memberId: session.memberId, capabilities: session.capabilities, ownerOrg: session.org, org: session.org };
+      }
+    }
+    if (!actor) throw new UnauthorizedError();
+
+    const tenantId = req.get('x-tenant-id');
+    if (tenantId !== undefined) {
+      if (actor.via !== 'api_key') {
+        throw new ForbiddenError('tenant_header_requires_api_key', 'X-Tenant-Id works with API keys only, not with a session.');
+      }
+      const tenant = await store.findTenant(actor.ownerOrg.id, tenantId);
+      if (!tenant) throw new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
+      actor.org = tenant;
+    }
+    res.locals.actor = actor;
+    next();
+  };
+}

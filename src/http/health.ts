@@ -1,0 +1,29 @@
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+
+const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> =>
+  Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
+
+async function check(work: () => Promise<unknown>): Promise<string> {
+  try {
+    await withTimeout(work(), 2000);
+    return 'ok';
+  } catch (err) {
+    return `unavailable: ${(err as Error).message}`;
+  }
+}
+
+/** `GET /healthz`: the process is up. `GET /readyz`: Postgres and Redis answer. */
+export function healthRoutes(dataSource: DataSource, redis: Redis): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const [postgres, redisState] = await Promise.all([check(() => dataSource.query('SELECT 1')), check(() => redis.ping())]);
+    const ready = postgres === 'ok' && redisState === 'ok';
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis: redisState } });
+  });
+  return router;
+}

@@ -1,0 +1,20 @@
+import type Joi from 'joi';
+import { InvalidRequestError } from '../lib/errors.js';
+
+/**
+ * Validates `input` against a joi schema: unknown fields are refused, every problem is
+ * listed in `details` with its path. Returns the converted value.
+ */
+export function validate<T>(schema: Joi.Schema, input: unknown, where: 'body' | 'query' | 'params'): T {
+  const { value, error } = schema.validate(input === undefined && where === 'body' ? {} : input, {
+    abortEarly: false,
+    allowUnknown: false,
+    convert: true,
+    errors: { wrap: { label: '"' } },
+  });
+  if (error) {
+    const details = error.details.map((d) => ({ path: d.path.join('.') || where, message: d.message }));
+    throw new InvalidRequestError(`Invalid ${where}: ${details.map((d) => d.message).join('; ')}`, details);
+  }
+  return value as T;
+}

@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import { DataSource, type EntityManager } from 'typeorm';
+import { config } from '../config.js';
+import { Organization } from '../orgs/organization.entity.js';
+import { Member } from '../orgs/member.entity.js';
+import { ApiKey } from '../auth/api-key.entity.js';
+import { Session } from '../auth/session.entity.js';
+import { LedgerEntry } from '../billing/ledger-entry.entity.js';
+import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
+import { migrations } from '../migrations/index.js';
+
+export const entities = [Organization, Member, ApiKey, Session, LedgerEntry, IdempotencyRecord];
+
+/** Builds a DataSource; the schema always comes from migrations, never `synchronize`. */
+export function createDataSource(url = config.databaseUrl): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    entities,
+    migrations,
+    synchronize: false,
+    migrationsRun: false,
+    extra: { max: config.databasePoolSize },
+  });
+}
+
+/** The process's one DataSource. */
+export const db = createDataSource();
+
+/** Runs `work` in one transaction: either every row it writes is committed, or none. */
+export function inTransaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+  return db.transaction(work);
+}
+
+/** Postgres SQLSTATE of an error thrown by a query, if it has one. */
+export function pgCode(err: unknown): string | undefined {
+  const driverError = (err as { driverError?: { code?: string } })?.driverError;
+  return driverError?.code ?? (err as { code?: string })?.code;
+}
+
+export const PG_UNIQUE_VIOLATION = '23505';

@@ -1,0 +1,37 @@
+/**
+ * Money as integer micro-units (1 unit = 1,000,000 micros), formatted as decimal strings
+ * with exactly six fractional digits (CONTRACT.md §2 "Money"). No floats anywhere.
+ */
+export type Micros = bigint;
+
+export const MICROS_PER_UNIT = 1_000_000n;
+
+const DECIMAL = /^(-)?(\d{1,12})(?:\.(\d{1,6}))?$/;
+
+/** Parses "12", "-1.5" or "0.000001" into micros; returns null for anything else. */
+export function parseMoney(text: string): Micros | null {
+  const m = DECIMAL.exec(text);
+  if (!m) return null;
+  const [, sign, whole, frac = ''] = m;
+  const micros = BigInt(whole) * MICROS_PER_UNIT + BigInt(frac.padEnd(6, '0'));
+  return sign ? -micros : micros;
+}
+
+/** Formats micros as "1.250000" (or "-0.000001"). */
+export function formatMoney(micros: Micros): string {
+  const negative = micros < 0n;
+  const abs = negative ? -micros : micros;
+  const whole = abs / MICROS_PER_UNIT;
+  const frac = (abs % MICROS_PER_UNIT).toString().padStart(6, '0');
+  return `${negative ? '-' : ''}${whole}.${frac}`;
+}
+
+/**
+ * The charge for a call: per started second at a per-minute rate, rounded up to the next
+ * micro so that a fraction of a micro is never given away.
+ */
+export function chargeForSeconds(seconds: number, perMinute: Micros): Micros {
+  if (!Number.isInteger(seconds) || seconds < 0) throw new RangeError(`bad duration ${seconds}`);
+  const product = BigInt(seconds) * perMinute;
+  return (product + 59n) / 60n;
+}

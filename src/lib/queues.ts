@@ -1,0 +1,30 @@
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { config } from '../config.js';
+
+/**
+ * Every BullMQ queue of the service, the jobs each carries, and their default options.
+ * Job names are a contract between producers and processors: each worker asserts at boot
+ * that it handles every job name of its queues (see workers/run-worker.ts).
+ */
+export const QUEUES = {
+  maintenance: ['purge-expired'],
+} as const;
+
+export type QueueName = keyof typeof QUEUES;
+export type JobName<Q extends QueueName> = (typeof QUEUES)[Q][number];
+
+/** The BullMQ key prefix: a Redis hash tag, so BullMQ runs unchanged on Redis Cluster. */
+export const queuePrefix = (): string => config.redisPrefix;
+
+const defaultJobOptions: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/** A producer for `name` over an existing connection (job payloads are plain JSON: ids only). */
+export function createQueue<Q extends QueueName>(name: Q, connection: Redis | ConnectionOptions): Queue {
+  return new Queue(name, { connection, prefix: queuePrefix(), defaultJobOptions });
+}

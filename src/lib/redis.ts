@@ -1,0 +1,40 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { config } from '../config.js';
+
+/**
+ * `command` connections serve request paths and fail fast while Redis is away
+ * (BullMQ's production guide: producers must not queue commands offline);
+ * `blocking` connections are for BullMQ workers, which wait and retry forever.
+ */
+export function createRedis(kind: 'command' | 'blocking', url = config.redisUrl): Redis {
+  const options: RedisOptions =
+    kind === 'command'
+      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }
+      : { maxRetriesPerRequest: null, enableReadyCheck: false };
+  return new Redis(url, { ...options, connectionName: `ringlane-${kind}` });
+}
+
+/** A Redis key under the service prefix (a hash tag, so every key shares one cluster slot). */
+export function redisKey(...parts: string[]): string {
+  return [config.redisPrefix, ...parts].join(':');
+}
+
+/** Resolves once the connection is ready, or rejects after `timeoutMs`. */
+export function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis did not answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+    };
+    redis.on('ready', onReady);
+  });
+}

@@ -1,0 +1,31 @@
+import { logger } from './logger.js';
+
+/**
+ * Runs `stop` once on SIGTERM or SIGINT, then exits: 0 when it finished, 1 when it failed or
+ * took longer than `graceMs` (Heroku-style platforms SIGKILL after 30 s).
+ */
+export function onShutdown(name: string, stop: () => Promise<void>, graceMs = 25_000): void {
+  let stopping = false;
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, `${name}: finishing in-flight work before exit`);
+    const timer = setTimeout(() => {
+      logger.error(`${name}: still busy after ${graceMs} ms; exiting anyway`);
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    stop().then(
+      () => {
+        logger.info(`${name}: stopped cleanly`);
+        process.exit(0);
+      },
+      (err) => {
+        logger.error({ err }, `${name}: error while stopping`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handle);
+  process.on('SIGINT', handle);
+}

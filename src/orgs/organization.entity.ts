@@ -1,0 +1,70 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+
+import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
+
+/**
+ * An organization: an ordinary customer, a reseller (`isReseller`), or a reseller's tenant
+ * (`parentId` set). A tenant is a full organization paid for by its parent.
+ */
+@Entity('organizations')
+@Index('organizations_parent_created_idx', ['parentId', 'createdAt', 'id'])
+export class Organization {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name!: string;
+
+  @Column({ type: 'varchar', length: 64, default: 'UTC' })
+  timezone!: string;
+
+  @Column({ type: 'varchar', length: 32, nullable: true })
+  industry!: string | null;
+
+  @Column({ name: 'external_ref', type: 'varchar', length: 200, nullable: true })
+  externalRef!: string | null;
+
+  /** The reseller that owns and pays for this organization, when it is a tenant. */
+  @Column({ name: 'parent_id', type: 'varchar', length: 40, nullable: true })
+  parentId!: string | null;
+
+  @ManyToOne(() => Organization, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'parent_id' })
+  parent?: Relation<Organization>;
+
+  @Column({ name: 'is_reseller', type: 'boolean', default: false })
+  isReseller!: boolean;
+
+  /** How many tenants a reseller may have. */
+  @Column({ name: 'tenant_limit', type: 'integer', default: 10 })
+  tenantLimit!: number;
+
+  /** Outbound limits; for a reseller they are also the ceiling of its tenants' limits. */
+  @Column({ name: 'max_concurrent_calls', type: 'integer', default: 10 })
+  maxConcurrentCalls!: number;
+
+  @Column({ name: 'max_calls_per_hour', type: 'integer', default: 600 })
+  maxCallsPerHour!: number;
+
+  @Column({ name: 'rate_per_minute_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  ratePerMinuteMicros!: bigint;
+
+  @Column({ name: 'rate_per_text_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  ratePerTextMicros!: bigint;
+
+  @Column({ type: 'char', length: 3, default: 'USD' })
+  currency!: string;
+
+  /**
+   * The sum of this organization's ledger entries, kept in the same transaction as every
+   * entry so that reading a balance never scans the ledger. The ledger stays the truth.
+   */
+  @Column({ name: 'balance_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  balanceMicros!: bigint;
+
+  @Column({ type: 'boolean', default: false })
+  disabled!: boolean;
+
+  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
+  createdAt!: Date;
+}

@@ -1,0 +1,46 @@
+import Joi from 'joi';
+import { CAPABILITIES } from '../auth/capabilities.js';
+import { currency, money, price, timezone } from '../http/schemas.js';
+
+const ceiling = Joi.object({
+  max_concurrent_calls: Joi.number().integer().min(1).max(10_000).required(),
+  max_calls_per_hour: Joi.number().integer().min(1).max(1_000_000).required(),
+});
+
+const rates = Joi.object({
+  per_minute: price().required(),
+  per_text: price().required(),
+});
+
+/** `POST /admin/v1/orgs` (CONTRACT.md §3). */
+export const createOrgSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(200).required(),
+  timezone: timezone().default('UTC'),
+  reseller: Joi.boolean().default(false),
+  tenant_limit: Joi.number().integer().min(0).max(100_000).default(10),
+  ceiling,
+  rates,
+  balance: money(),
+  currency: currency().default('USD'),
+});
+
+/** `PATCH /admin/v1/orgs/{id}`. */
+export const updateOrgSchema = Joi.object({
+  reseller: Joi.boolean(),
+  tenant_limit: Joi.number().integer().min(0).max(100_000),
+  ceiling,
+  rates,
+}).min(1);
+
+export const balanceAdjustmentSchema = Joi.object({ amount: money().required() });
+
+export const createMemberSchema = Joi.object({
+  email: Joi.string().trim().lowercase().email().max(254).required(),
+  capabilities: Joi.array()
+    .items(Joi.string().valid(...CAPABILITIES))
+    .unique()
+    .required(),
+  password: Joi.string().min(8).max(1024),
+});
+
+export const orgIdParams = Joi.object({ id: Joi.string().max(40).required() });

@@ -1,0 +1,36 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { config } from './config.js';
+import { db } from './lib/db.js';
+import { logger } from './lib/logger.js';
+import { createRedis } from './lib/redis.js';
+import { onShutdown } from './lib/shutdown.js';
+
+/** The `web` process: the HTTP API. */
+async function main(): Promise<void> {
+  await db.initialize();
+  const redis = createRedis('command');
+  const { app, close } = createApp({ redis });
+  const server = createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  logger.info({ port: (server.address() as AddressInfo).port }, 'Ringlane API listening');
+
+  onShutdown('web', async () => {
+    // Stop accepting, let requests in flight finish, then flush batched writes.
+    // Keep-alive connections become idle once their request is answered: close them as they do.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const reaper = setInterval(() => server.closeIdleConnections(), 100);
+    await closed;
+    clearInterval(reaper);
+    await close();
+    await db.destroy();
+    redis.disconnect();
+  });
+}
+
+main().catch((err) => {
+  logger.fatal({ err }, 'the API could not start');
+  process.exit(1);
+});
