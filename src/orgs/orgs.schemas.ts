@@ -3,14 +3,14 @@ import { CAPABILITIES } from '../auth/capabilities.js';
 import { currency, money, price, timezone } from '../http/schemas.js';
 
 const ceiling = Joi.object({
-  max_concurrent_calls: Joi.number().integer().min(1).max(10_000).required(),
-  max_calls_per_hour: Joi.number().integer().min(1).max(1_000_000).required(),
-});
+  max_concurrent_calls: Joi.number().integer().min(1).max(10_000),
+  max_calls_per_hour: Joi.number().integer().min(1).max(1_000_000),
+}).min(1);
 
 const rates = Joi.object({
-  per_minute: price().required(),
-  per_text: price().required(),
-});
+  per_minute: price(),
+  per_text: price(),
+}).min(1);
 
 /** `POST /admin/v1/orgs` (CONTRACT.md §3). */
 export const createOrgSchema = Joi.object({

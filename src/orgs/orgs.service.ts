@@ -13,13 +13,13 @@ import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
 
 interface Ceiling {
-  max_concurrent_calls: number;
-  max_calls_per_hour: number;
+  max_concurrent_calls?: number;
+  max_calls_per_hour?: number;
 }
 
 interface Rates {
-  per_minute: Micros;
-  per_text: Micros;
+  per_minute?: Micros;
+  per_text?: Micros;
 }
 
 export interface CreateOrgInput {
@@ -71,14 +71,11 @@ export function presentMember(member: Member) {
 function applyOrgSettings(org: Organization, input: UpdateOrgInput): void {
   if (input.reseller !== undefined) org.isReseller = input.reseller;
   if (input.tenant_limit !== undefined) org.tenantLimit = input.tenant_limit;
-  if (input.ceiling) {
-    org.maxConcurrentCalls = input.ceiling.max_concurrent_calls;
-    org.maxCallsPerHour = input.ceiling.max_calls_per_hour;
-  }
-  if (input.rates) {
-    org.ratePerMinuteMicros = input.rates.per_minute;
-    org.ratePerTextMicros = input.rates.per_text;
-  }
+  const { ceiling, rates } = input;
+  if (ceiling?.max_concurrent_calls !== undefined) org.maxConcurrentCalls = ceiling.max_concurrent_calls;
+  if (ceiling?.max_calls_per_hour !== undefined) org.maxCallsPerHour = ceiling.max_calls_per_hour;
+  if (rates?.per_minute !== undefined) org.ratePerMinuteMicros = rates.per_minute;
+  if (rates?.per_text !== undefined) org.ratePerTextMicros = rates.per_text;
 }
 
 async function findOrg(em: EntityManager, id: string, lock = false): Promise<Organization> {

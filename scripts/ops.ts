@@ -1,0 +1,113 @@
+// The operator's command line: the same actions as the admin API (CONTRACT.md §3),
+// straight against the database. Every command prints JSON.  npm run ops -- --help
+import { Command, Option } from 'commander';
+import { validate } from '../src/http/validate.js';
+import { db } from '../src/lib/db.js';
+import type { Micros } from '../src/lib/money.js';
+import { createRedis, waitForRedis } from '../src/lib/redis.js';
+import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, updateOrgSchema } from '../src/orgs/orgs.schemas.js';
+import { OrgsService, type CreateOrgInput, type UpdateOrgInput } from '../src/orgs/orgs.service.js';
+import type { Capability } from '../src/auth/capabilities.js';
+
+interface OrgFlags {
+  name?: string;
+  timezone?: string;
+  reseller?: boolean;
+  tenantLimit?: string;
+  maxConcurrentCalls?: string;
+  maxCallsPerHour?: string;
+  perMinute?: string;
+  perText?: string;
+  balance?: string;
+  currency?: string;
+}
+
+/** Flags → the admin API's request body, so both are validated by the same schema. */
+function orgBody(flags: OrgFlags): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const int = (v: string) => (/^-?\d+$/.test(v) ? Number(v) : v);
+  if (flags.name !== undefined) body.name = flags.name;
+  if (flags.timezone !== undefined) body.timezone = flags.timezone;
+  if (flags.reseller !== undefined) body.reseller = flags.reseller;
+  if (flags.tenantLimit !== undefined) body.tenant_limit = int(flags.tenantLimit);
+  const ceiling = { max_concurrent_calls: flags.maxConcurrentCalls && int(flags.maxConcurrentCalls), max_calls_per_hour: flags.maxCallsPerHour && int(flags.maxCallsPerHour) };
+  if (Object.values(ceiling).some((v) => v !== undefined)) body.ceiling = JSON.parse(JSON.stringify(ceiling));
+  const rates = { per_minute: flags.perMinute, per_text: flags.perText };
+  if (Object.values(rates).some((v) => v !== undefined)) body.rates = JSON.parse(JSON.stringify(rates));
+  if (flags.balance !== undefined) body.balance = flags.balance;
+  if (flags.currency !== undefined) body.currency = flags.currency;
+  return body;
+}
+
+function withOrgSettings(command: Command): Command {
+  return command
+    .addOption(new Option('--reseller [bool]', 'reseller access').argParser((v) => v !== 'false'))
+    .option('--tenant-limit <n>', 'how many tenants a reseller may have')
+    .option('--max-concurrent-calls <n>', 'outbound limit (and tenants\' ceiling)')
+    .option('--max-calls-per-hour <n>', 'outbound limit (and tenants\' ceiling)')
+    .option('--per-minute <amount>', 'call rate, per minute, billed per started second')
+    .option('--per-text <amount>', 'rate per text');
+}
+
+/** Runs one action with a database and Redis connection, prints its JSON, exits. */
+async function run(action: (orgs: OrgsService) => Promise<unknown>): Promise<void> {
+  const redis = createRedis('command');
+  try {
+    await Promise.all([db.initialize(), waitForRedis(redis, 5000)]);
+    process.stdout.write(`${JSON.stringify(await action(new OrgsService(redis)), null, 2)}\n`);
+  } catch (err) {
+    const e = err as { code?: string; message: string; extra?: unknown };
+    process.stderr.write(`${JSON.stringify({ error: { code: e.code ?? 'error', message: e.message, ...(e.extra as object) } }, null, 2)}\n`);
+    process.exitCode = 1;
+  } finally {
+    if (db.isInitialized) await db.destroy();
+    redis.disconnect();
+  }
+}
+
+const program = new Command('ops').description('Ringlane operator commands; each prints JSON.');
+
+withOrgSettings(
+  program
+    .command('orgs:create')
+    .description('create an organization with an owner member and an API key holding every capability')
+    .requiredOption('--name <name>', 'organization name')
+    .option('--timezone <zone>', 'IANA time zone', 'UTC')
+    .option('--balance <amount>', 'opening balance, e.g. 100.00')
+    .option('--currency <code>', 'ISO 4217 currency', 'USD'),
+).action((flags: OrgFlags) => run((orgs) => orgs.createOrg(validate<CreateOrgInput>(createOrgSchema, orgBody(flags), 'body'))));
+
+program
+  .command('orgs:show')
+  .description('show an organization')
+  .argument('<org_id>')
+  .action((id: string) => run((orgs) => orgs.getOrg(id)));
+
+withOrgSettings(program.command('orgs:update').description('change reseller access, tenant limit, ceiling or rates').argument('<org_id>')).action(
+  (id: string, flags: OrgFlags) => run((orgs) => orgs.updateOrg(id, validate<UpdateOrgInput>(updateOrgSchema, orgBody(flags), 'body'))),
+);
+
+program
+  .command('orgs:balance')
+  .description('credit (or, negative, debit) an organization\'s balance')
+  .argument('<org_id>')
+  .argument('<amount>', 'decimal amount, e.g. 25.00 or -3.50')
+  .action((id: string, amount: string) =>
+    run((orgs) => orgs.adjustBalance(id, validate<{ amount: Micros }>(balanceAdjustmentSchema, { amount }, 'body').amount)),
+  );
+
+program
+  .command('members:add')
+  .description('add a member (and an API key with the same capabilities)')
+  .argument('<org_id>')
+  .requiredOption('--email <email>')
+  .requiredOption('--capabilities <list>', 'comma-separated: operate,settings,api_keys,webhooks')
+  .option('--password <password>', 'lets the member sign in with POST /v1/sessions')
+  .action((id: string, flags: { email: string; capabilities: string; password?: string }) =>
+    run((orgs) => {
+      const body = { email: flags.email, capabilities: flags.capabilities.split(',').filter(Boolean), ...(flags.password ? { password: flags.password } : {}) };
+      return orgs.addMember(id, validate<{ email: string; capabilities: Capability[]; password?: string }>(createMemberSchema, body, 'body'));
+    }),
+  );
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { db } from '../../src/lib/db.js';
+import { createOrg } from '../helpers/api.js';
+import { exitCodeOf, freePort, startProcess, waitForHttp } from '../helpers/processes.js';
+
+/** Sends the first half of a JSON body, waits for `midway`, then the rest; resolves with status and body. */
+function slowPost(port: number, path: string, key: string, body: object, midway: () => Promise<void>) {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      },
+    );
+    req.on('error', reject);
+    req.write(payload.subarray(0, 10));
+    midway().then(() => req.end(payload.subarray(10)), reject);
+  });
+}
+
+describe('the web process', () => {
+  it('on SIGTERM finishes the request in flight, flushes last_used_at and exits 0', async function () {
+    this.timeout(30_000);
+    const org = await createOrg();
+    const port = await freePort();
+    const web = startProcess('src/server.ts', { PORT: String(port) });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+      const response = slowPost(port, '/v1/api-keys', org.key, { label: 'in flight', permissions: ['operate'] }, async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        web.kill('SIGTERM');
+        await new Promise((r) => setTimeout(r, 300));
+      });
+      const { status, body } = await response;
+      expect(status).to.equal(201);
+      expect(body.label).to.equal('in flight');
+      expect(await exitCodeOf(web)).to.equal(0);
+      const [row] = await db.query('SELECT last_used_at FROM api_keys WHERE id = $1', [org.keyId]);
+      expect(row.last_used_at).to.be.instanceOf(Date);
+    } finally {
+      web.kill('SIGKILL');
+    }
+  });
+});
+
+describe('the ops command line', () => {
+  const ops = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/ops.ts', ...args], { env: process.env });
+
+  it('lists its commands with --help', async () => {
+    const { stdout } = await ops('--help');
+    for (const command of ['orgs:create', 'orgs:show', 'orgs:update', 'orgs:balance', 'members:add']) expect(stdout).to.contain(command);
+  });
+
+  it('creates an organization and adjusts its balance, printing JSON', async function () {
+    this.timeout(20_000);
+    const created = JSON.parse((await ops('orgs:create', '--name', 'CLI Co', '--reseller', '--per-minute', '0.12', '--balance', '10')).stdout);
+    expect(created.org).to.include({ name: 'CLI Co', reseller: true, balance: '10.000000' });
+    expect(created.org.rates.per_minute).to.equal('0.120000');
+    expect(created.api_key.key).to.match(/^rk_live_/);
+    const balance = JSON.parse((await ops('orgs:balance', created.org.id, '-2.5')).stdout);
+    expect(balance).to.deep.equal({ balance: '7.500000', currency: 'USD' });
+  });
+
+  it('prints a JSON error and exits non-zero on bad input', async function () {
+    this.timeout(20_000);
+    const failure = await ops('orgs:balance', 'org_missing', 'abc').then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failure?.code).to.equal(1);
+    expect(JSON.parse(failure!.stderr).error.code).to.equal('invalid_request');
+  });
+});

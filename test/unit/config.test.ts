@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import { DEFAULT_DATABASE_URL, loadConfig } from '../../src/config.js';
+
+describe('config', () => {
+  it('applies the CONTRACT.md defaults', () => {
+    const c = loadConfig({});
+    expect(c.port).to.equal(3000);
+    expect(c.databaseUrl).to.equal(DEFAULT_DATABASE_URL);
+    expect(c.databaseUrlExplicit).to.equal(false);
+    expect(c.redisUrl).to.equal('redis://127.0.0.1:6379');
+    expect(c.redisPrefix).to.equal('{ringlane}');
+    expect(c.operatorToken).to.equal(null);
+    expect(c.webhook).to.deep.equal({
+      maxAttempts: 12,
+      backoffBaseMs: 30000,
+      timeoutMs: 10000,
+      disableAfterHours: 120,
+      retentionDays: 30,
+      allowPrivateNetworks: true,
+    });
+    expect(c.sim).to.deep.equal({ ringMs: 1000, secondMs: 1000 });
+  });
+
+  it('refuses private webhook networks by default in production only', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).webhook.allowPrivateNetworks).to.equal(false);
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).webhook.allowPrivateNetworks).to.equal(true);
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }).webhook.allowPrivateNetworks).to.equal(false);
+  });
+
+  it('reads the environment', () => {
+    const c = loadConfig({ PORT: '8080', DATABASE_URL: 'postgres://u@db:5432/x', OPERATOR_TOKEN: 'a-long-operator-token', SIM_SECOND_MS: '5' });
+    expect(c.port).to.equal(8080);
+    expect(c.databaseUrl).to.equal('postgres://u@db:5432/x');
+    expect(c.databaseUrlExplicit).to.equal(true);
+    expect(c.operatorToken).to.equal('a-long-operator-token');
+    expect(c.sim.secondMs).to.equal(5);
+  });
+
+  it('names every bad variable at once', () => {
+    expect(() => loadConfig({ PORT: 'abc', REDIS_URL: 'http://x', WEBHOOK_MAX_ATTEMPTS: '0', REDIS_PREFIX: 'noTag' }))
+      .to.throw(Error)
+      .with.property('message')
+      .that.matches(/PORT/)
+      .and.matches(/REDIS_URL/)
+      .and.matches(/WEBHOOK_MAX_ATTEMPTS/)
+      .and.matches(/REDIS_PREFIX/);
+  });
+
+  it('returns frozen settings', () => {
+    expect(Object.isFrozen(loadConfig({}))).to.equal(true);
+  });
+});
