@@ -47,6 +47,8 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.use(
     pinoHttp({
       logger,
+      // Request lines are logged at info; below that level, skip the per-request work.
+      autoLogging: logger.isLevelEnabled('info'),
       genReqId: (req, res) => {
         const id = (typeof req.headers['x-request-id'] === 'string' && req.headers['x-request-id'].slice(0, 100)) || randomUUID();
         res.setHeader('X-Request-Id', id);

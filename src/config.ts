@@ -34,7 +34,7 @@ const schema = Joi.object({
   NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
-  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(10),
+  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(20),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: Joi.string()
     .pattern(/^\{[A-Za-z0-9_.:-]+\}$/)

@@ -4,7 +4,7 @@ import { db } from '../lib/db.js';
 import { NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { reserve } from '../lib/rate-limit.js';
-import { paginate, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { Member } from '../orgs/member.entity.js';
 import type { Actor } from './actor.js';
 import { ApiKey } from './api-key.entity.js';
@@ -24,14 +24,25 @@ export interface ApiKeyView {
   last_used_at: string | null;
 }
 
-export const presentApiKey = (k: ApiKey): ApiKeyView => ({
+interface ApiKeyRow {
+  id: string;
+  label: string;
+  permissions: Capability[];
+  prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const presentApiKey = (k: ApiKeyRow): ApiKeyView => ({
   key_id: k.id,
   label: k.label,
   permissions: k.permissions,
   prefix: k.prefix,
-  created_at: k.createdAt.toISOString(),
-  last_used_at: k.lastUsedAt?.toISOString() ?? null,
+  created_at: k.created_at.toISOString(),
+  last_used_at: k.last_used_at?.toISOString() ?? null,
 });
+
+const KEY_COLUMNS = 'id, label, permissions, prefix, created_at, last_used_at';
 
 /** Inserts a key and returns it with its raw value (the only time the raw value exists). */
 export async function insertApiKey(
@@ -51,7 +62,7 @@ export async function insertApiKey(
     revokedAt: null,
   });
   await em.insert(ApiKey, row);
-  const saved = await em.findOneByOrFail(ApiKey, { id: row.id });
+  const [saved] = await em.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [row.id]);
   return { ...presentApiKey(saved), key: raw };
 }
 
@@ -77,11 +88,8 @@ export class ApiKeysService {
   }
 
   list(actor: Actor, page: PageParams): Promise<Page<ApiKeyView>> {
-    const qb = db
-      .getRepository(ApiKey)
-      .createQueryBuilder('k')
-      .where('k.orgId = :orgId AND k.revokedAt IS NULL', { orgId: actor.org.id });
-    return paginate(qb, page, presentApiKey);
+    const query = { select: KEY_COLUMNS, from: 'api_keys', where: 'org_id = $1 AND revoked_at IS NULL', params: [actor.org.id] };
+    return listPage(db.manager, query, page, presentApiKey);
   }
 
   /** Revokes a key of the caller's organization; every API process refuses it from the next request. */

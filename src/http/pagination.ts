@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { InvalidRequestError } from '../lib/errors.js';
 
 /** CONTRACT.md §2 "Lists": `limit` 1–100 (default 20) and an opaque `cursor`. */
@@ -19,44 +19,55 @@ export interface Page<T> {
 }
 
 interface Position {
-  createdAt: Date;
+  created_at: Date;
   id: string;
 }
 
 export function encodeCursor(row: Position): string {
-  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
+  return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): Position {
+function decodeCursor(cursor: string): [Date, string] {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     const createdAt = new Date(at);
     if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
-    return { createdAt, id };
+    return [createdAt, id];
   } catch {
     throw new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);
   }
 }
 
+export interface ListQuery {
+  /** Columns to select; must include `id` and `created_at`. */
+  select: string;
+  from: string;
+  /** A condition over `params` ($1, $2, ...), e.g. the organization scope. */
+  where: string;
+  params: unknown[];
+}
+
 /**
- * Newest first, by (created_at, id): keyset pagination, stable while rows are added.
- * Fetches one row more than asked to tell whether another page follows.
+ * One page of a list, newest first, by keyset on (created_at, id): stable while rows are
+ * added, and an index range scan however deep the page. Plain SQL: lists are hot paths.
  */
-export async function paginate<E extends ObjectLiteral & Position, T>(
-  qb: SelectQueryBuilder<E>,
+export async function listPage<R extends Position, T>(
+  em: EntityManager,
+  query: ListQuery,
   page: PageParams,
-  present: (row: E) => T,
+  present: (row: R) => T,
 ): Promise<Page<T>> {
-  const alias = qb.alias;
+  const params = [...query.params];
+  let where = query.where;
   if (page.cursor) {
-    const at = decodeCursor(page.cursor);
-    qb.andWhere(`(${alias}.createdAt, ${alias}.id) < (:cursorAt, :cursorId)`, { cursorAt: at.createdAt, cursorId: at.id });
+    params.push(...decodeCursor(page.cursor));
+    where += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`;
   }
-  const rows = await qb
-    .orderBy(`${alias}.createdAt`, 'DESC')
-    .addOrderBy(`${alias}.id`, 'DESC')
-    .limit(page.limit + 1)
-    .getMany();
+  params.push(page.limit + 1);
+  const rows: R[] = await em.query(
+    `SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
   const more = rows.length > page.limit;
   const data = more ? rows.slice(0, page.limit) : rows;
   return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
 import { createApp, type RinglaneApp } from '../../src/app.js';
@@ -55,3 +57,42 @@ export const bearer = (token: string) => `Bearer ${token}`;
 let counter = 0;
 /** A unique email for this run. */
 export const uniqueEmail = (name = 'member') => `${name}.${process.pid}.${Date.now()}.${counter++}@example.com`;
+
+/** Asserts the status (showing the body when it differs); returns the response. */
+export function expectStatus(res: request.Response, status: number): request.Response {
+  expect(res.status, res.text).to.equal(status);
+  return res;
+}
+
+/** Asserts a CONTRACT.md §2 error: the status and `{error: {code, message, ...}}`; returns `error`. */
+export function expectError(res: request.Response, status: number, code: string): Record<string, any> {
+  expectStatus(res, status);
+  expect(res.headers['content-type']).to.match(/^application\/json/);
+  expect(res.body).to.have.property('error').that.is.an('object');
+  expect(res.body.error.code).to.equal(code);
+  expect(res.body.error.message).to.be.a('string').that.is.not.empty;
+  return res.body.error;
+}
+
+/** `POST /v1/api-keys` as `token` (on `target`, else the shared app); the response is not checked. */
+export async function postApiKey(token: string, body: Record<string, unknown>, target?: Express, headers: Record<string, string> = {}) {
+  return request(target ?? (await app()))
+    .post('/v1/api-keys')
+    .set('Authorization', bearer(token))
+    .set(headers)
+    .send(body);
+}
+
+/** `GET /v1/api-keys` as `token`, with an optional query string such as `limit=2`. */
+export async function listApiKeys(token: string, query = '', target?: Express) {
+  return request(target ?? (await app()))
+    .get(`/v1/api-keys${query ? `?${query}` : ''}`)
+    .set('Authorization', bearer(token));
+}
+
+/** `POST /v1/sessions`; the response is not checked. */
+export async function signIn(body: Record<string, unknown>) {
+  return request(await app()).post('/v1/sessions').send(body);
+}
+
+export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -1,0 +1,124 @@
+import { expect } from 'chai';
+import { db } from '../../src/lib/db.js';
+import {
+  addMember,
+  createOrg,
+  expectError,
+  expectStatus,
+  listApiKeys,
+  postApiKey,
+  sha256Hex,
+  signIn,
+  uniqueEmail,
+} from '../helpers/api.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+/** A member of a new organization, with a password unless `password` is null. */
+async function member(capabilities: string[] = ['operate', 'api_keys'], password: string | null = PASSWORD, email = uniqueEmail('signin')) {
+  const org = await createOrg();
+  const added = await addMember(org.id, { email, capabilities, ...(password === null ? {} : { password }) });
+  return { org, email, memberId: added.memberId };
+}
+
+/** Signs in and asserts 201; returns the session token. */
+async function sessionOf(email: string, password = PASSWORD): Promise<string> {
+  return expectStatus(await signIn({ email, password }), 201).body.token;
+}
+
+describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
+  it('answers 201 {token, expires_at} for a member with a password', async () => {
+    const { email } = await member();
+    const before = Date.now();
+    const res = expectStatus(await signIn({ email, password: PASSWORD }), 201);
+    expect(res.body).to.have.all.keys('token', 'expires_at');
+    expect(res.body.token).to.be.a('string').with.length.above(30);
+    expect(res.body.expires_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+    expect(Date.parse(res.body.expires_at)).to.be.above(before);
+  });
+
+  it('the token works as a Bearer credential for the member’s organization', async () => {
+    const { email, org } = await member();
+    const token = await sessionOf(email);
+    const list = expectStatus(await listApiKeys(token), 200).body;
+    expect(list.data.map((k: any) => k.key_id)).to.include(org.keyId);
+  });
+
+  it('each sign-in gives a different token', async () => {
+    const { email } = await member();
+    expect(await sessionOf(email)).to.not.equal(await sessionOf(email));
+  });
+
+  it('a wrong password and an unknown email are both 401 unauthorized, alike', async () => {
+    const { email } = await member();
+    const wrongPassword = expectError(await signIn({ email, password: `${PASSWORD}!` }), 401, 'unauthorized');
+    const unknownEmail = expectError(await signIn({ email: uniqueEmail('nobody'), password: PASSWORD }), 401, 'unauthorized');
+    expect(unknownEmail).to.deep.equal(wrongPassword);
+  });
+
+  it('a member without a password cannot sign in', async () => {
+    const { email } = await member(['operate'], null);
+    for (const password of [PASSWORD, 'x', 'null']) expectError(await signIn({ email, password }), 401, 'unauthorized');
+  });
+
+  it('the email is case-insensitive', async () => {
+    const email = uniqueEmail('MixedCase').replace('@example.com', '@Example.COM');
+    await member(['operate'], PASSWORD, email);
+    for (const variant of [email, email.toLowerCase(), email.toUpperCase()]) await sessionOf(variant);
+  });
+
+  it('stores the password only as an scrypt hash', async () => {
+    const { memberId } = await member();
+    const [row] = await db.query('SELECT * FROM members WHERE id = $1', [memberId]);
+    expect(row.password_hash).to.be.a('string').and.match(/^scrypt\$/);
+    expect(JSON.stringify(row)).to.not.include(PASSWORD);
+  });
+
+  it('stores the session token only as a hash', async () => {
+    const { memberId, email } = await member();
+    const token = await sessionOf(email);
+    const rows = await db.query('SELECT * FROM sessions WHERE member_id = $1', [memberId]);
+    expect(rows).to.have.lengthOf(1);
+    expect(rows[0].token_hash).to.equal(sha256Hex(token));
+    expect(JSON.stringify(rows)).to.not.include(token.slice(8));
+  });
+
+  it('a key created with a session gets requested ∩ the member’s capabilities', async () => {
+    const { email } = await member(['api_keys', 'webhooks']);
+    const token = await sessionOf(email);
+    const created = expectStatus(await postApiKey(token, { label: 'from a session', permissions: ['operate', 'settings', 'api_keys', 'webhooks'] }), 201);
+    expect(created.body.permissions).to.have.members(['api_keys', 'webhooks']);
+  });
+
+  it('a session carries the member’s capabilities: without api_keys, no key creation', async () => {
+    const { email } = await member(['operate']);
+    const token = await sessionOf(email);
+    const error = expectError(await postApiKey(token, { label: 'x', permissions: [] }), 403, 'missing_capability');
+    expect(error.required).to.equal('api_keys');
+  });
+
+  it('an expired session is 401', async () => {
+    const { email } = await member();
+    const token = await sessionOf(email);
+    expectStatus(await listApiKeys(token), 200);
+    await db.query(`UPDATE sessions SET expires_at = now() - interval '1 minute' WHERE token_hash = $1`, [sha256Hex(token)]);
+    expectError(await listApiKeys(token), 401, 'unauthorized');
+  });
+
+  describe('400 invalid_request', () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['an empty body', {}, 'email'],
+      ['a missing password', { email: 'a@example.com' }, 'password'],
+      ['a missing email', { password: PASSWORD }, 'email'],
+      ['an email that is not one', { email: 'not-an-email', password: PASSWORD }, 'email'],
+      ['a password that is not a string', { email: 'a@example.com', password: 12345678 }, 'password'],
+      ['an unknown field', { email: 'a@example.com', password: PASSWORD, remember: true }, 'remember'],
+    ];
+    for (const [name, body, path] of cases) {
+      it(`for ${name}, naming "${path}"`, async () => {
+        const error = expectError(await signIn(body), 400, 'invalid_request');
+        expect(error.details.map((d: { path: string }) => d.path)).to.include(path);
+      });
+    }
+  });
+});
