@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import request from 'supertest';
+import { requestFingerprint } from '../../src/idempotency/idempotency.service.js';
+import { db } from '../../src/lib/db.js';
+import {
+  app,
+  createOrg,
+  expectError,
+  expectStatus,
+  listApiKeys,
+  operator,
+  postApiKey,
+  type TestOrg,
+} from '../helpers/api.js';
+
+const BODY = { label: 'idempotent', permissions: ['operate'] };
+
+/** `POST /v1/api-keys` with an `Idempotency-Key`. */
+const createWithKey = (org: TestOrg, key: string, body: Record<string, unknown> = BODY) =>
+  postApiKey(org.key, body, undefined, { 'Idempotency-Key': key });
+
+/** The ids of the organization's keys, besides its owner key. */
+async function createdKeyIds(org: TestOrg): Promise<string[]> {
+  const list = expectStatus(await listApiKeys(org.key, 'limit=100'), 200).body;
+  return list.data.map((k: any) => k.key_id).filter((id: string) => id !== org.keyId);
+}
+
+function expectFirstRun(res: request.Response, status = 201): void {
+  expectStatus(res, status);
+  expect(res.headers['idempotent-replayed'], 'Idempotent-Replayed on a first run').to.equal(undefined);
+}
+
+function expectReplayOf(res: request.Response, original: request.Response): void {
+  expectStatus(res, original.status);
+  expect(res.headers['idempotent-replayed']).to.equal('true');
+  expect(res.body).to.deep.equal(original.body);
+}
+
+describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
+  let org: TestOrg;
+  let key: string;
+  beforeEach(async () => {
+    org = await createOrg();
+    key = randomUUID();
+  });
+
+  it('the same key and body replays the status and body with Idempotent-Replayed: true, and runs once', async () => {
+    const first = await createWithKey(org, key);
+    expectFirstRun(first);
+    for (let i = 0; i < 3; i++) expectReplayOf(await createWithKey(org, key), first);
+    expect(await createdKeyIds(org)).to.deep.equal([first.body.key_id]);
+  });
+
+  it('concurrent requests with one key run it once; the others wait-and-replay or get 409', async () => {
+    const responses = await Promise.all(Array.from({ length: 6 }, () => createWithKey(org, key)));
+    const ran = responses.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined);
+    expect(ran, 'requests that ran').to.have.lengthOf(1);
+    for (const res of responses) {
+      if (res === ran[0]) continue;
+      if (res.status === 409) expectError(res, 409, 'idempotency_key_in_use');
+      else expectReplayOf(res, ran[0]);
+    }
+    expect(await createdKeyIds(org)).to.deep.equal([ran[0].body.key_id]);
+  });
+
+  it('without the header, the same body runs every time', async () => {
+    expectFirstRun(await postApiKey(org.key, BODY));
+    expectFirstRun(await postApiKey(org.key, BODY));
+    expect(await createdKeyIds(org)).to.have.lengthOf(2);
+  });
+
+  it('the same key with a different body is 422 idempotency_key_reused, and runs nothing', async () => {
+    expectFirstRun(await createWithKey(org, key));
+    for (const body of [{ ...BODY, label: 'another' }, { ...BODY, permissions: ['webhooks'] }]) {
+      expectError(await createWithKey(org, key, body), 422, 'idempotency_key_reused');
+    }
+    expect(await createdKeyIds(org)).to.have.lengthOf(1);
+  });
+
+  it('while the first request is still running, 409 idempotency_key_in_use', async () => {
+    // A request that claimed the key and has not finished yet leaves a record without a response.
+    await db.query(
+      `INSERT INTO idempotency_records (scope, key, request_hash, response_status) VALUES ($1, $2, $3, NULL)`,
+      [org.id, key, requestFingerprint('POST', '/v1/api-keys', BODY)],
+    );
+    expectError(await createWithKey(org, key), 409, 'idempotency_key_in_use');
+    expect(await createdKeyIds(org)).to.deep.equal([]);
+  });
+
+  it('a key of 255 characters is accepted; 256 is 400 invalid_request naming the header', async () => {
+    expectFirstRun(await createWithKey(org, 'k'.repeat(255)));
+    const error = expectError(await createWithKey(org, 'k'.repeat(256)), 400, 'invalid_request');
+    expect(error.details.map((d: { path: string }) => d.path)).to.include('Idempotency-Key');
+    expect(await createdKeyIds(org)).to.have.lengthOf(1);
+  });
+
+  it('keys are per organization: the same key in another organization runs independently', async () => {
+    const other = await createOrg();
+    const mine = await createWithKey(org, key);
+    const theirs = await createWithKey(other, key);
+    expectFirstRun(mine);
+    expectFirstRun(theirs);
+    expect(theirs.body.key_id).to.not.equal(mine.body.key_id);
+    expect(await createdKeyIds(org)).to.deep.equal([mine.body.key_id]);
+    expect(await createdKeyIds(other)).to.deep.equal([theirs.body.key_id]);
+  });
+
+  it('a record older than 24 hours is not replayed: the request runs anew', async () => {
+    const first = await createWithKey(org, key);
+    expectFirstRun(first);
+    await db.query(`UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE scope = $1 AND key = $2`, [org.id, key]);
+    const again = await createWithKey(org, key);
+    expectFirstRun(again);
+    expect(again.body.key_id).to.not.equal(first.body.key_id);
+    expect(await createdKeyIds(org)).to.have.members([first.body.key_id, again.body.key_id]);
+    // ...and the new run is the one replayed from now on.
+    expectReplayOf(await createWithKey(org, key), again);
+  });
+
+  describe('on the admin API', () => {
+    const createOrgWithKey = async (idempotencyKey: string, body: Record<string, unknown>) =>
+      request(await app()).post('/admin/v1/orgs').set('Authorization', operator()).set('Idempotency-Key', idempotencyKey).send(body);
+
+    const orgsNamed = async (name: string) => (await db.query('SELECT id FROM organizations WHERE name = $1', [name])).map((r: { id: string }) => r.id);
+
+    it('POST /admin/v1/orgs replays, and creates one organization', async () => {
+      const body = { name: `Idempotent ${key}`, balance: '5' };
+      const first = await createOrgWithKey(key, body);
+      expectFirstRun(first);
+      expectReplayOf(await createOrgWithKey(key, body), first);
+      expect(await orgsNamed(body.name)).to.deep.equal([first.body.org.id]);
+    });
+
+    it('POST /admin/v1/orgs with the same key and another body is 422 idempotency_key_reused', async () => {
+      const body = { name: `Reused ${key}` };
+      expectFirstRun(await createOrgWithKey(key, body));
+      expectError(await createOrgWithKey(key, { name: `Other ${key}` }), 422, 'idempotency_key_reused');
+      expect(await orgsNamed(`Other ${key}`)).to.deep.equal([]);
+    });
+
+    it('POST /admin/v1/orgs/{id}/balance applies an adjustment once', async () => {
+      const send = async () =>
+        request(await app()).post(`/admin/v1/orgs/${org.id}/balance`).set('Authorization', operator()).set('Idempotency-Key', key).send({ amount: '1.5' });
+      const first = await send();
+      expectFirstRun(first, 200);
+      expect(first.body.balance).to.equal('1.500000');
+      expectReplayOf(await send(), first);
+      const [{ sum }] = await db.query('SELECT COALESCE(SUM(amount_micros), 0)::text AS sum FROM ledger_entries WHERE org_id = $1', [org.id]);
+      expect(sum).to.equal('1500000');
+    });
+  });
+});
