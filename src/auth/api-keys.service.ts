@@ -3,7 +3,9 @@ import type { EntityManager } from 'typeorm';
 import { db } from '../lib/db.js';
 import { NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import { logger } from '../lib/logger.js';
 import { reserve } from '../lib/rate-limit.js';
+import { needRedis } from '../lib/redis.js';
 import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { Member } from '../orgs/member.entity.js';
 import type { Actor } from './actor.js';
@@ -94,6 +96,9 @@ export class ApiKeysService {
 
   /** Revokes a key of the caller's organization; every API process refuses it from the next request. */
   async revoke(actor: Actor, keyId: string): Promise<void> {
+    // Bumped before (so a Redis outage refuses the revocation rather than half-doing it) and
+    // after the commit (so nothing cached in between survives).
+    await needRedis(() => bumpAuthEpoch(this.redis));
     const result = await db
       .createQueryBuilder()
       .update(ApiKey)
@@ -101,6 +106,6 @@ export class ApiKeysService {
       .where('id = :keyId AND org_id = :orgId AND revoked_at IS NULL', { keyId, orgId: actor.org.id })
       .execute();
     if (!result.affected) throw new NotFoundError('api_key');
-    await bumpAuthEpoch(this.redis);
+    await bumpAuthEpoch(this.redis).catch((err) => logger.error({ err }, 'auth epoch not bumped after a revocation'));
   }
 }

@@ -142,6 +142,9 @@ export class CredentialStore {
       return (await this.redis.get(EPOCH_KEY())) ?? '0';
     } catch (err) {
       logger.warn({ err }, 'auth epoch unreadable; authenticating from the database');
+      // Revocations may be missed while Redis is away: nothing cached before may be trusted after.
+      this.cache.clear();
+      this.cacheEpoch = null;
       return null;
     }
   }

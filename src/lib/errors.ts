@@ -74,3 +74,9 @@ export class PayloadTooLargeError extends AppError {
     super(413, 'payload_too_large', `The request body is larger than ${limit}.`);
   }
 }
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string) {
+    super(503, 'service_unavailable', message);
+  }
+}

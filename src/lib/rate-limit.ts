@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { RateLimitedError } from './errors.js';
-import { redisKey } from './redis.js';
+import { needRedis, redisKey } from './redis.js';
 
 // A sliding-window log in one sorted set, evaluated atomically in Redis with Redis's own
 // clock, so the limit holds across any number of API processes and their clock skew.
@@ -37,7 +37,7 @@ export interface Reservation {
 export async function reserve(redis: Redis, limit: Limit, subject: string): Promise<Reservation> {
   const key = redisKey('ratelimit', limit.name, subject);
   const member = randomUUID();
-  const waitMs = Number(await redis.eval(SLIDING_WINDOW, 1, key, limit.windowMs, limit.max, member));
+  const waitMs = Number(await needRedis(() => redis.eval(SLIDING_WINDOW, 1, key, limit.windowMs, limit.max, member)));
   if (waitMs > 0) {
     throw new RateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), `At most ${limit.max} requests per ${limit.windowMs / 60_000} minutes; try again later.`);
   }

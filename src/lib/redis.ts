@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { config } from '../config.js';
+import { AppError, ServiceUnavailableError } from './errors.js';
 
 /**
  * `command` connections serve request paths and fail fast while Redis is away
@@ -37,4 +38,14 @@ export function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
     };
     redis.on('ready', onReady);
   });
+}
+
+/** Runs a Redis command a request cannot do without; Redis being away becomes a 503, not a 500. */
+export async function needRedis<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new ServiceUnavailableError('A backing service (Redis) is not answering; try again shortly.');
+  }
 }

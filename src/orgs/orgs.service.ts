@@ -8,6 +8,7 @@ import { appendLedger, balanceOf, type BalanceView } from '../billing/ledger.js'
 import { db, pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
 import { ConflictError, NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import { needRedis } from '../lib/redis.js';
 import { formatMoney, type Micros } from '../lib/money.js';
 import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
@@ -141,7 +142,7 @@ export class OrgsService {
       return found;
     });
     // Reseller standing is part of every cached authorization of this organization.
-    await bumpAuthEpoch(this.redis);
+    await needRedis(() => bumpAuthEpoch(this.redis));
     return presentOrgForOperator(org);
   }
 

@@ -52,7 +52,7 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
     expect(await createdKeyIds(org)).to.deep.equal([first.body.key_id]);
   });
 
-  it('concurrent requests with one key run it once; the others wait-and-replay or get 409', async () => {
+  it('concurrent requests with one key run it once; the others replay it or get 409', async () => {
     const responses = await Promise.all(Array.from({ length: 6 }, () => createWithKey(org, key)));
     const ran = responses.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined);
     expect(ran, 'requests that ran').to.have.lengthOf(1);
