@@ -19,6 +19,14 @@ function fromBodyParser(err: { type?: string; message?: string }): AppError | nu
   }
 }
 
+/** Client errors raised by Express itself, such as a path with broken percent-encoding (URIError, status 400). */
+function fromExpress(err: { status?: number; message?: string }): AppError | null {
+  if (!(err instanceof URIError) || err.status !== 400) return null;
+  return new InvalidRequestError(`The request could not be read: ${err.message ?? 'bad request'}.`, [
+    { path: 'request', message: err.message ?? 'bad request' },
+  ]);
+}
+
 /** Unknown route: 404 `not_found`. */
 export const notFound: RequestHandler = (req) => {
   throw new AppError(404, 'not_found', `No route ${req.method} ${req.path}.`);
@@ -29,7 +37,7 @@ export const notFound: RequestHandler = (req) => {
  * AppError is logged with the request id and answered 500 `internal_error`, without internals.
  */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const known = err instanceof AppError ? err : fromBodyParser(err);
+  const known = err instanceof AppError ? err : (fromBodyParser(err) ?? fromExpress(err));
   if (res.headersSent) {
     req.log?.error({ err }, 'error after the response started');
     return;

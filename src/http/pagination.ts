@@ -30,8 +30,10 @@ export function encodeCursor(row: Position): string {
 function decodeCursor(cursor: string): [Date, string] {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    // Only what encodeCursor makes: an ISO timestamp that round-trips, and an id.
     const createdAt = new Date(at);
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    if (typeof at !== 'string' || typeof id !== 'string' || id.length > 64) throw new Error('bad cursor');
+    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) throw new Error('bad cursor');
     return [createdAt, id];
   } catch {
     throw new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);

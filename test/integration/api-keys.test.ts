@@ -51,6 +51,23 @@ async function createMany(token: string, count: number, target?: Express): Promi
   return statuses;
 }
 
+/**
+ * `listed` holds each of `createdOldestFirst` exactly once, newest first: ordered by
+ * (created_at, key_id) descending, so keys created in the same millisecond still have one order.
+ */
+function expectNewestFirst(listed: any[], createdOldestFirst: string[]): void {
+  const ids = listed.map((k) => k.key_id);
+  expect(new Set(ids).size, 'no key twice').to.equal(ids.length);
+  expect(ids).to.have.members(createdOldestFirst);
+  expect(ids[0]).to.equal(createdOldestFirst[createdOldestFirst.length - 1]);
+  expect(ids[ids.length - 1]).to.equal(createdOldestFirst[0]);
+  for (let i = 1; i < listed.length; i++) {
+    const [newer, older] = [listed[i - 1], listed[i]];
+    const order = Date.parse(newer.created_at) - Date.parse(older.created_at) || (newer.key_id > older.key_id ? 1 : -1);
+    expect(order, `${newer.key_id} listed before ${older.key_id}`).to.be.above(0);
+  }
+}
+
 function expectRateLimited(res: request.Response): void {
   expectError(res, 429, 'rate_limited');
   const retryAfter = res.headers['retry-after'];
@@ -224,7 +241,7 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
       const body = expectStatus(await listApiKeys(org.key), 200).body;
       expect(body).to.have.all.keys('data', 'next_cursor');
       expect(body.next_cursor).to.equal(null);
-      expect(body.data.map((k: any) => k.key_id)).to.deep.equal([...created].reverse());
+      expectNewestFirst(body.data, created);
       for (const k of body.data) {
         expect(k).to.have.all.keys('key_id', 'label', 'permissions', 'prefix', 'created_at', 'last_used_at');
         expect(k.prefix).to.match(/^rk_live_[0-9A-Za-z]{4}$/);
@@ -234,7 +251,7 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
     for (const limit of [1, 2, 3, 7, 100]) {
       it(`walking pages of ${limit} returns every key exactly once, in order`, async () => {
         const { pages, keys } = await walkPages(org.key, limit);
-        expect(keys.map((k) => k.key_id)).to.deep.equal([...created].reverse());
+        expectNewestFirst(keys, created);
         expect(pages).to.have.lengthOf(Math.max(1, Math.ceil(created.length / limit)));
         for (const page of pages.slice(0, -1)) {
           expect(page.data).to.have.lengthOf(limit);

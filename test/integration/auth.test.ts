@@ -175,9 +175,16 @@ describe('authentication (SPEC.md §5, CONTRACT.md §2)', () => {
       const ordinary = await createOrg();
       const otherReseller = await createOrg({ reseller: true });
       const foreignTenant = await insertTenant(otherReseller.id);
-      for (const id of ['ten_doesnotexist', ordinary.id, otherReseller.id, foreignTenant, reseller.id]) {
-        const res = await getBalance({ Authorization: bearer(reseller.key), 'X-Tenant-Id': id });
-        expectError(res, 404, 'tenant_not_found');
+      const nobodys = ['ten_doesnotexist', '', ordinary.id, otherReseller.id, foreignTenant];
+      const attempts: [TestOrg, string[]][] = [
+        [reseller, [...nobodys, reseller.id]],
+        [org, [...nobodys, org.id, tenantId]], // an ordinary organization has no tenants at all
+      ];
+      for (const [caller, ids] of attempts) {
+        for (const id of ids) {
+          const res = await getBalance({ Authorization: bearer(caller.key), 'X-Tenant-Id': id });
+          expectError(res, 404, 'tenant_not_found');
+        }
       }
     });
 
