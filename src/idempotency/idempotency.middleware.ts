@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { logger } from '../lib/logger.js';
-import { checkKey, requestFingerprint, type IdempotencyService } from './idempotency.service.js';
+import { checkKey, RecordSecrets, type IdempotencyService } from './idempotency.service.js';
 
 /**
  * `Idempotency-Key` on a POST (CONTRACT.md §2): the first request runs and its response is
@@ -13,7 +13,8 @@ export function idempotency(service: IdempotencyService, scopeOf: (res: Paramete
     if (key === undefined || req.method !== 'POST') return next();
     checkKey(key);
     const scope = scopeOf(res);
-    const claim = await service.claim(scope, key, requestFingerprint(req.method, req.originalUrl, req.body));
+    const secrets = new RecordSecrets(scope, key);
+    const claim = await service.claim(scope, secrets, { method: req.method, path: req.originalUrl, body: req.body });
     if (claim.kind === 'replay') {
       res.set('Idempotent-Replayed', 'true').status(claim.response.status).json(claim.response.body);
       return;
@@ -21,7 +22,7 @@ export function idempotency(service: IdempotencyService, scopeOf: (res: Paramete
     const send = res.json.bind(res);
     res.json = (body: unknown) => {
       const settle =
-        res.statusCode >= 500 ? service.release(scope, key) : service.complete(scope, key, { status: res.statusCode, body });
+        res.statusCode >= 500 ? service.release(scope, secrets) : service.complete(scope, secrets, { status: res.statusCode, body });
       settle.then(
         () => send(body),
         (err) => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ConflictError, InvalidRequestError, UnprocessableError } from '../lib/errors.js';
 
@@ -13,12 +13,48 @@ export interface StoredResponse {
   body: unknown;
 }
 
+export interface IdempotentRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
 export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResponse };
 
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
-    .digest('hex');
+/**
+ * What is stored for an Idempotency-Key: the key's SHA-256, an HMAC of the request and the
+ * response sealed with AES-256-GCM, both keyed by a secret derived from the Idempotency-Key
+ * itself. Responses may carry secrets (a new raw API key) and requests may carry passwords;
+ * the database alone reveals neither: only a client holding the Idempotency-Key can replay.
+ */
+export class RecordSecrets {
+  readonly keyHash: string;
+  private readonly secret: Buffer;
+
+  constructor(scope: string, key: string) {
+    this.keyHash = createHash('sha256').update(key).digest('hex');
+    this.secret = Buffer.from(hkdfSync('sha256', key, scope, 'ringlane idempotency v1', 32));
+  }
+
+  fingerprint(request: IdempotentRequest): string {
+    return createHmac('sha256', this.secret)
+      .update(`${request.method} ${request.path}\n${JSON.stringify(request.body ?? null)}`)
+      .digest('hex');
+  }
+
+  seal(body: unknown): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.secret, iv);
+    const sealed = Buffer.concat([cipher.update(JSON.stringify(body ?? null), 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+  }
+
+  open(sealed: string): unknown {
+    const raw = Buffer.from(sealed, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.secret, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+  }
 }
 
 export function checkKey(key: string): void {
@@ -36,42 +72,43 @@ export function checkKey(key: string): void {
 export class IdempotencyService {
   constructor(private readonly dataSource: DataSource) {}
 
-  async claim(scope: string, key: string, fingerprint: string): Promise<Claim> {
+  async claim(scope: string, secrets: RecordSecrets, request: IdempotentRequest): Promise<Claim> {
+    const fingerprint = secrets.fingerprint(request);
     const claimed = await this.dataSource.query(
-      `INSERT INTO idempotency_records (scope, key, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (scope, key) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
+      `INSERT INTO idempotency_records (scope, key_hash, request_hash) VALUES ($1, $2, $3)
+       ON CONFLICT (scope, key_hash) DO UPDATE
+         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_sealed = NULL, created_at = now()
          WHERE idempotency_records.created_at < now() - interval '${RETENTION}'
             OR (idempotency_records.response_status IS NULL AND idempotency_records.created_at < now() - interval '${ABANDONED_AFTER}')
        RETURNING 1`,
-      [scope, key, fingerprint],
+      [scope, secrets.keyHash, fingerprint],
     );
     if (claimed.length > 0) return { kind: 'claimed' };
 
     const [row] = await this.dataSource.query(
-      `SELECT request_hash, response_status, response_body FROM idempotency_records WHERE scope = $1 AND key = $2`,
-      [scope, key],
+      `SELECT request_hash, response_status, response_sealed FROM idempotency_records WHERE scope = $1 AND key_hash = $2`,
+      [scope, secrets.keyHash],
     );
-    if (!row) return this.claim(scope, key, fingerprint); // purged in between: try again
+    if (!row) return this.claim(scope, secrets, request); // purged in between: try again
     if (row.request_hash !== fingerprint) {
       throw new UnprocessableError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
     }
     if (row.response_status === null) {
       throw new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.');
     }
-    return { kind: 'replay', response: { status: row.response_status, body: row.response_body } };
+    return { kind: 'replay', response: { status: row.response_status, body: secrets.open(row.response_sealed) } };
   }
 
-  async complete(scope: string, key: string, response: StoredResponse): Promise<void> {
+  async complete(scope: string, secrets: RecordSecrets, response: StoredResponse): Promise<void> {
     await this.dataSource.query(
-      `UPDATE idempotency_records SET response_status = $3, response_body = $4 WHERE scope = $1 AND key = $2`,
-      [scope, key, response.status, JSON.stringify(response.body ?? null)],
+      `UPDATE idempotency_records SET response_status = $3, response_sealed = $4 WHERE scope = $1 AND key_hash = $2`,
+      [scope, secrets.keyHash, response.status, secrets.seal(response.body)],
     );
   }
 
   /** Frees the key (the request failed on our side; the client may try again). */
-  async release(scope: string, key: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND key = $2`, [scope, key]);
+  async release(scope: string, secrets: RecordSecrets): Promise<void> {
+    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND key_hash = $2`, [scope, secrets.keyHash]);
   }
 
   async purgeExpired(): Promise<number> {

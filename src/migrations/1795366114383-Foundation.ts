@@ -20,7 +20,7 @@ export class Foundation1795366114383 implements MigrationInterface {
         await queryRunner.query(`CREATE UNIQUE INDEX "ledger_entries_reference_key" ON "ledger_entries"  ("reference") `);
         await queryRunner.query(`CREATE INDEX "ledger_entries_subject_created_idx" ON "ledger_entries"  ("subject_org_id", "created_at") `);
         await queryRunner.query(`CREATE INDEX "ledger_entries_org_created_idx" ON "ledger_entries"  ("org_id", "created_at", "id") `);
-        await queryRunner.query(`CREATE TABLE "idempotency_records" ("scope" character varying(40) NOT NULL, "key" character varying(255) NOT NULL, "request_hash" character(64) NOT NULL, "response_status" integer, "response_body" jsonb, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_9c03b6adebf385ca991d085063a" PRIMARY KEY ("scope", "key"))`);
+        await queryRunner.query(`CREATE TABLE "idempotency_records" ("scope" character varying(40) NOT NULL, "key_hash" character(64) NOT NULL, "request_hash" character(64) NOT NULL, "response_status" integer, "response_sealed" text, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_9c03b6adebf385ca991d085063a" PRIMARY KEY ("scope", "key_hash"))`);
         await queryRunner.query(`CREATE INDEX "idempotency_records_created_idx" ON "idempotency_records"  ("created_at") `);
         await queryRunner.query(`ALTER TABLE "organizations" ADD CONSTRAINT "FK_f3a7c9411eaa5f9cbc5363de331" FOREIGN KEY ("parent_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "members" ADD CONSTRAINT "FK_d223da0b7fd71b20fc613c356c9" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { requestFingerprint } from '../../src/idempotency/idempotency.service.js';
+import { RecordSecrets } from '../../src/idempotency/idempotency.service.js';
 import { db } from '../../src/lib/db.js';
 import {
   app,
@@ -80,12 +80,25 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
 
   it('while the first request is still running, 409 idempotency_key_in_use', async () => {
     // A request that claimed the key and has not finished yet leaves a record without a response.
+    const secrets = new RecordSecrets(org.id, key);
     await db.query(
-      `INSERT INTO idempotency_records (scope, key, request_hash, response_status) VALUES ($1, $2, $3, NULL)`,
-      [org.id, key, requestFingerprint('POST', '/v1/api-keys', BODY)],
+      `INSERT INTO idempotency_records (scope, key_hash, request_hash, response_status) VALUES ($1, $2, $3, NULL)`,
+      [org.id, secrets.keyHash, secrets.fingerprint({ method: 'POST', path: '/v1/api-keys', body: BODY })],
     );
     expectError(await createWithKey(org, key), 409, 'idempotency_key_in_use');
     expect(await createdKeyIds(org)).to.deep.equal([]);
+  });
+
+  it('stores neither the Idempotency-Key nor the raw API key of the response: only a sealed form', async () => {
+    const first = await createWithKey(org, key);
+    expectFirstRun(first);
+    const rows = await db.query('SELECT * FROM idempotency_records WHERE scope = $1', [org.id]);
+    expect(rows).to.have.lengthOf(1);
+    const stored = JSON.stringify(rows);
+    expect(stored).to.not.contain(first.body.key);
+    expect(stored).to.not.contain(first.body.key.slice(12));
+    expect(stored).to.not.contain(key);
+    expectReplayOf(await createWithKey(org, key), first);
   });
 
   it('a key of 255 characters is accepted; 256 is 400 invalid_request naming the header', async () => {
@@ -109,7 +122,10 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
   it('a record older than 24 hours is not replayed: the request runs anew', async () => {
     const first = await createWithKey(org, key);
     expectFirstRun(first);
-    await db.query(`UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE scope = $1 AND key = $2`, [org.id, key]);
+    await db.query(`UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE scope = $1 AND key_hash = $2`, [
+      org.id,
+      new RecordSecrets(org.id, key).keyHash,
+    ]);
     const again = await createWithKey(org, key);
     expectFirstRun(again);
     expect(again.body.key_id).to.not.equal(first.body.key_id);
