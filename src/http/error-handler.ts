@@ -20,10 +20,10 @@ function fromBodyParser(err: { type?: string; message?: string }): AppError | nu
 }
 
 /** Client errors raised by Express itself, such as a path with broken percent-encoding (URIError, status 400). */
-function fromExpress(err: { status?: number; message?: string }): AppError | null {
-  if (!(err instanceof URIError) || err.status !== 400) return null;
-  return new InvalidRequestError(`The request could not be read: ${err.message ?? 'bad request'}.`, [
-    { path: 'request', message: err.message ?? 'bad request' },
+function fromExpress(err: unknown): AppError | null {
+  if (!(err instanceof URIError) || (err as { status?: number }).status !== 400) return null;
+  return new InvalidRequestError(`The request could not be read: ${err.message}.`, [
+    { path: 'request', message: err.message },
   ]);
 }
 
