@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { pinoHttp } from 'pino-http';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireOperator } from './admin/operator-auth.js';
 import { actorOf } from './auth/actor.js';
@@ -15,10 +13,10 @@ import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
+import { requestLog } from './http/request-log.js';
 import { idempotency } from './idempotency/idempotency.middleware.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
-import { logger } from './lib/logger.js';
 import { OrgsService } from './orgs/orgs.service.js';
 
 export interface AppDeps {
@@ -44,18 +42,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(
-    pinoHttp({
-      logger,
-      // Request lines are logged at info; below that level, skip the per-request work.
-      autoLogging: logger.isLevelEnabled('info'),
-      genReqId: (req, res) => {
-        const id = (typeof req.headers['x-request-id'] === 'string' && req.headers['x-request-id'].slice(0, 100)) || randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-    }),
-  );
+  app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
   app.use(healthRoutes(db, deps.redis));
 

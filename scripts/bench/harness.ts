@@ -1,4 +1,5 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
 
@@ -36,13 +37,44 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
-  errors: number;
-  non2xx: number;
+  /** Connection errors plus non-2xx answers. */
+  failures: number;
 }
 
-/** Runs autocannon against `url`: a short warm-up, then the measured run. */
-export async function load(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
-  await autocannon({ url, headers, connections, duration: 2 });
-  const r = await autocannon({ url, headers, connections, duration: seconds });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+const run = promisify(execFile);
+
+/** wrk (C, one thread) when installed: it takes far less CPU than a Node load generator. */
+export async function loadGenerator(): Promise<'wrk' | 'autocannon'> {
+  if (process.env.BENCH_LOADGEN === 'autocannon') return 'autocannon';
+  return run('wrk', ['--version']).then(
+    () => 'wrk' as const,
+    (err: { stdout?: string }) => (err.stdout?.includes('wrk') ? ('wrk' as const) : ('autocannon' as const)),
+  );
 }
+
+const WRK_REPORT = `done = function(summary, latency, requests)
+  local failures = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout + summary.errors.status
+  io.write(string.format("RESULT %f %f %f %d\\n", summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000, failures))
+end`;
+
+async function withWrk(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
+  const { writeFile } = await import('node:fs/promises');
+  const script = '/tmp/ringlane-bench-report.lua';
+  await writeFile(script, WRK_REPORT);
+  const headerArgs = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, ...headerArgs, url]);
+  const [rps, p50, p99, failures] = /RESULT (\S+) (\S+) (\S+) (\d+)/.exec(stdout)!.slice(1).map(Number);
+  return { rps, p50, p99, failures };
+}
+
+async function withAutocannon(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
+  const r = await autocannon({ url, headers, connections, duration: seconds });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.errors + r.non2xx };
+}
+
+/** Drives `url` for `seconds` at `connections` with the chosen load generator. */
+export function load(tool: 'wrk' | 'autocannon', url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
+  return tool === 'wrk' ? withWrk(url, headers, connections, seconds) : withAutocannon(url, headers, connections, seconds);
+}
+
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

@@ -38,13 +38,14 @@ export const notFound: RequestHandler = (req) => {
  */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   const known = err instanceof AppError ? err : (fromBodyParser(err) ?? fromExpress(err));
+  const requestId = res.locals.requestId as string | undefined;
   if (res.headersSent) {
-    req.log?.error({ err }, 'error after the response started');
+    logger.error({ err, reqId: requestId }, 'error after the response started');
     return;
   }
   if (!known) {
-    (req.log ?? logger).error({ err }, 'unhandled error');
-    res.status(500).json({ error: { code: 'internal_error', message: 'Something went wrong on our side.', request_id: req.id } });
+    logger.error({ err, reqId: requestId, method: req.method, path: req.path }, 'unhandled error');
+    res.status(500).json({ error: { code: 'internal_error', message: 'Something went wrong on our side.', request_id: requestId } });
     return;
   }
   if (known instanceof RateLimitedError) res.set('Retry-After', String(known.retryAfterSeconds));
