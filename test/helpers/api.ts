@@ -96,3 +96,20 @@ export async function signIn(body: Record<string, unknown>) {
 }
 
 export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * Two app instances with separate in-process credential caches, as two API processes would
+ * have, created before and closed after the enclosing `describe` block.
+ */
+export function twoApiProcesses(): { a: RinglaneApp; b: RinglaneApp } {
+  const processes = {} as { a: RinglaneApp; b: RinglaneApp };
+  before(async () => {
+    processes.a = await newApp();
+    processes.b = await newApp();
+  });
+  after(async () => {
+    await processes.a.close();
+    await processes.b.close();
+  });
+  return processes;
+}

@@ -12,6 +12,7 @@ import {
   expectStatus,
   listApiKeys,
   newApp,
+  twoApiProcesses,
   postApiKey,
   sha256Hex,
   uniqueEmail,
@@ -322,16 +323,7 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
   });
 
   describe('rate limit: 5 creations per hour per organization (SPEC.md §8)', () => {
-    let a: RinglaneApp;
-    let b: RinglaneApp;
-    before(async () => {
-      a = await newApp();
-      b = await newApp();
-    });
-    after(async () => {
-      await a.close();
-      await b.close();
-    });
+    const processes = twoApiProcesses();
 
     it('the 6th creation is 429 rate_limited with a Retry-After in seconds', async () => {
       const org = await createOrg();
@@ -343,10 +335,10 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
 
     it('holds across API processes: 3 on A and 2 on B, then the 6th is refused on either', async () => {
       const org = await createOrg();
-      expect(await createMany(org.key, 3, a.app)).to.deep.equal([201, 201, 201]);
-      expect(await createMany(org.key, 2, b.app)).to.deep.equal([201, 201]);
-      expectRateLimited(await postApiKey(org.key, { label: 'sixth', permissions: [] }, a.app));
-      expectRateLimited(await postApiKey(org.key, { label: 'sixth', permissions: [] }, b.app));
+      expect(await createMany(org.key, 3, processes.a.app)).to.deep.equal([201, 201, 201]);
+      expect(await createMany(org.key, 2, processes.b.app)).to.deep.equal([201, 201]);
+      expectRateLimited(await postApiKey(org.key, { label: 'sixth', permissions: [] }, processes.a.app));
+      expectRateLimited(await postApiKey(org.key, { label: 'sixth', permissions: [] }, processes.b.app));
     });
 
     it('another organization is unaffected', async () => {

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import type { Express } from 'express';
 import request from 'supertest';
-import type { RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { newId } from '../../src/lib/ids.js';
@@ -13,7 +12,7 @@ import {
   expectError,
   expectStatus,
   listApiKeys,
-  newApp,
+  twoApiProcesses,
   postApiKey,
   signIn,
   uniqueEmail,
@@ -97,21 +96,11 @@ describe('authentication (SPEC.md §5, CONTRACT.md §2)', () => {
   });
 
   describe('revocation takes effect on the very next request, in every API process', () => {
-    let a: RinglaneApp;
-    let b: RinglaneApp;
-
-    before(async () => {
-      a = await newApp();
-      b = await newApp();
-    });
-
-    after(async () => {
-      await a.close();
-      await b.close();
-    });
+    const processes = twoApiProcesses();
 
     for (const direction of ['A', 'B'] as const) {
       it(`revoked through instance ${direction}: both instances answer 401 at once`, async () => {
+        const { a, b } = processes;
         const [revoker, other] = direction === 'A' ? [a, b] : [b, a];
         const owner = await createOrg();
         const victim = await keyWith(owner.key, ['operate'], revoker.app);

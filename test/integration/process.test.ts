@@ -49,6 +49,23 @@ describe('the web process', () => {
   });
 });
 
+describe('a worker process', () => {
+  it('on SIGTERM closes its worker and exits 0', async function () {
+    this.timeout(30_000);
+    const worker = startProcess('workers/maintenance.ts', { LOG_LEVEL: 'info' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        worker.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker started') && resolve());
+        worker.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+      });
+      worker.kill('SIGTERM');
+      expect(await exitCodeOf(worker)).to.equal(0);
+    } finally {
+      worker.kill('SIGKILL');
+    }
+  });
+});
+
 describe('the ops command line', () => {
   const ops = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/ops.ts', ...args], { env: process.env });
 
