@@ -34,3 +34,9 @@ export const timezone = () =>
     .messages({ 'timezone.unknown': '{{#label}} must be an IANA time zone name, such as "America/New_York"' });
 
 export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/).messages({ 'string.pattern.base': '{{#label}} must be a 3-letter ISO 4217 code' });
+
+/** A phone number in E.164 form, such as "+14155550123". */
+export const e164 = () =>
+  Joi.string()
+    .pattern(/^\+[1-9]\d{6,14}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });

@@ -8,8 +8,35 @@ import { Session } from '../auth/session.entity.js';
 import { LedgerEntry } from '../billing/ledger-entry.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
 import { migrations } from '../migrations/index.js';
+import { Agent } from '../agents/agent.entity.js';
+import { PhoneNumber } from '../numbers/phone-number.entity.js';
+import { Contact } from '../contacts/contact.entity.js';
+import { Location } from '../booking/location.entity.js';
+import { Service } from '../booking/service.entity.js';
+import { Campaign } from '../campaigns/campaign.entity.js';
+import { CampaignContact } from '../campaigns/campaign-contact.entity.js';
+import { Call } from '../calls/call.entity.js';
+import { CallEvent } from '../calls/call-event.entity.js';
+import { Message } from '../messaging/message.entity.js';
 
-export const entities = [Organization, Member, ApiKey, Session, LedgerEntry, IdempotencyRecord];
+export const entities = [
+  Organization,
+  Member,
+  ApiKey,
+  Session,
+  LedgerEntry,
+  IdempotencyRecord,
+  Agent,
+  PhoneNumber,
+  Contact,
+  Location,
+  Service,
+  Campaign,
+  CampaignContact,
+  Call,
+  CallEvent,
+  Message,
+];
 
 /** Builds a DataSource; the schema always comes from migrations, never `synchronize`. */
 export function createDataSource(url = config.databaseUrl): DataSource {

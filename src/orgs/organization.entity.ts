@@ -65,6 +65,21 @@ export class Organization {
   @Column({ type: 'boolean', default: false })
   disabled!: boolean;
 
+  /** The organization's own number its agents text from (SPEC.md §4.2). */
+  @Column({ name: 'sms_sender', type: 'varchar', length: 16, nullable: true })
+  smsSender!: string | null;
+
+  /** The carrier connection; `simulator` is the one provider today. */
+  @Column({ name: 'carrier_provider', type: 'varchar', length: 32, default: 'simulator' })
+  carrierProvider!: string;
+
+  /** Public booking page settings (never for a tenant). */
+  @Column({ name: 'booking_page_enabled', type: 'boolean', default: true })
+  bookingPageEnabled!: boolean;
+
+  @Column({ name: 'booking_page_headline', type: 'varchar', length: 200, nullable: true })
+  bookingPageHeadline!: string | null;
+
   @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
   createdAt!: Date;
 }

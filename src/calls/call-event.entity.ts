@@ -1,0 +1,41 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TIMESTAMP } from '../lib/columns.js';
+
+/**
+ * The outbox of call lifecycle events: written in the same transaction as the status change
+ * that caused it, with every field of SPEC.md §6.1 in `payload`; the webhook relay delivers
+ * from here.
+ */
+@Entity('call_events')
+@Index('call_events_call_sequence_key', ['callId', 'sequence'], { unique: true })
+@Index('call_events_org_created_idx', ['orgId', 'createdAt', 'id'])
+export class CallEvent {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id!: string;
+
+  @Column({ name: 'call_id', type: 'varchar', length: 40 })
+  callId!: string;
+
+  @Column({ name: 'org_id', type: 'varchar', length: 40 })
+  orgId!: string;
+
+  @Column({ type: 'integer' })
+  sequence!: number;
+
+  @Column({ type: 'varchar', length: 32 })
+  event!: string;
+
+  @Column({ type: 'jsonb' })
+  payload!: Record<string, unknown>;
+
+  @Column({ name: 'occurred_at', ...TIMESTAMP })
+  occurredAt!: Date;
+
+  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
+  createdAt!: Date;
+
+  /** Set once the relay has fanned the event out to webhook deliveries. */
+  @Index('call_events_unrelayed_idx', { where: 'relayed_at IS NULL' })
+  @Column({ name: 'relayed_at', ...TIMESTAMP, nullable: true })
+  relayedAt!: Date | null;
+}

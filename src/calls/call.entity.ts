@@ -1,0 +1,82 @@
+import { Column, Entity, Index } from 'typeorm';
+import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
+import { OrgOwned } from '../orgs/org-owned.js';
+
+export const TERMINAL_STATUSES = ['completed', 'no_answer', 'busy', 'failed', 'canceled'] as const;
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+export type CallStatus = 'queued' | 'ringing' | 'in_progress' | TerminalStatus;
+export type Outcome = 'positive' | 'neutral' | 'negative' | 'voicemail' | 'unreachable';
+export type EndReason = 'completed' | 'no_answer' | 'busy' | 'failed' | 'canceled' | 'tenant_disabled';
+export type Direction = 'outbound' | 'inbound';
+
+/** What the simulated carrier does with the call (CONTRACT.md "Calls"). */
+export interface SimulateScript {
+  answer: true | false | 'busy';
+  duration_seconds: number;
+  outcome: Outcome;
+}
+
+/** A call, its lifecycle state and its charge. Every status change also writes a CallEvent. */
+@Entity('calls')
+@Index('calls_org_created_idx', ['orgId', 'createdAt', 'id'])
+@Index('calls_payer_ended_idx', ['payerOrgId', 'endedAt'])
+export class Call extends OrgOwned {
+  /** Who pays: the organization itself, or the reseller of a tenant. */
+  @Column({ name: 'payer_org_id', type: 'varchar', length: 40 })
+  payerOrgId!: string;
+
+  @Column({ name: 'agent_id', type: 'varchar', length: 40 })
+  agentId!: string;
+
+  @Column({ name: 'contact_id', type: 'varchar', length: 40, nullable: true })
+  contactId!: string | null;
+
+  @Index('calls_campaign_idx')
+  @Column({ name: 'campaign_id', type: 'varchar', length: 40, nullable: true })
+  campaignId!: string | null;
+
+  @Column({ type: 'varchar', length: 8 })
+  direction!: Direction;
+
+  @Index('calls_status_idx')
+  @Column({ type: 'varchar', length: 16 })
+  status!: CallStatus;
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  outcome!: Outcome | null;
+
+  @Column({ name: 'end_reason', type: 'varchar', length: 16, nullable: true })
+  endReason!: EndReason | null;
+
+  /** The other party's number (E.164): the contact for outbound, the caller for inbound. */
+  @Column({ name: 'phone_number', type: 'varchar', length: 16 })
+  phoneNumber!: string;
+
+  /** The organization's own number used, if any. */
+  @Column({ name: 'our_number', type: 'varchar', length: 16, nullable: true })
+  ourNumber!: string | null;
+
+  @Column({ type: 'jsonb' })
+  simulate!: SimulateScript;
+
+  /** Highest event sequence written so far. */
+  @Column({ name: 'last_sequence', type: 'integer', default: 0 })
+  lastSequence!: number;
+
+  /** When the engine handed it to the carrier (it then holds a concurrency slot). */
+  @Column({ name: 'dialed_at', ...TIMESTAMP, nullable: true })
+  dialedAt!: Date | null;
+
+  /** When it was answered. */
+  @Column({ name: 'started_at', ...TIMESTAMP, nullable: true })
+  startedAt!: Date | null;
+
+  @Column({ name: 'ended_at', ...TIMESTAMP, nullable: true })
+  endedAt!: Date | null;
+
+  @Column({ name: 'duration_seconds', type: 'integer', nullable: true })
+  durationSeconds!: number | null;
+
+  @Column({ name: 'charge_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  chargeMicros!: bigint | null;
+}

@@ -1,0 +1,40 @@
+import type { SimulateScript } from './call.entity.js';
+
+/** What the carrier reports about a call; the engine turns these into status changes. */
+export type CarrierReport =
+  | { kind: 'ringing' }
+  | { kind: 'answered' }
+  | { kind: 'ended'; status: 'completed' | 'no_answer' | 'busy' | 'failed'; durationSeconds: number };
+
+/** A carrier report that is due at a given time (the engine applies it then, durably). */
+export interface ScheduledReport {
+  report: CarrierReport;
+  at: Date;
+}
+
+/** The call as the carrier sees it. */
+export interface DialRequest {
+  callId: string;
+  to: string;
+  from: string | null;
+  /** When the engine handed the call over; a carrier's timeline is counted from here. */
+  dialedAt: Date;
+  simulate: SimulateScript;
+}
+
+/**
+ * A telephony provider. The engine depends only on this: a real provider is a second
+ * implementation whose reports arrive through its own webhooks instead of a schedule.
+ */
+export interface CarrierAdapter {
+  readonly provider: string;
+  /** Reserves a number in E.164, near `areaCode` or exactly `requested`; null when unavailable. */
+  provisionNumber(options: { areaCode?: string; requested?: string }): Promise<string | null>;
+  /**
+   * Starts a call. Returns the reports the carrier will make and when; the engine schedules
+   * them durably, so a worker dying mid-call loses nothing. Must be idempotent per call.
+   */
+  dial(request: DialRequest): Promise<ScheduledReport[]>;
+  /** Sends a text. */
+  sendText(message: { from: string; to: string; body: string }): Promise<void>;
+}

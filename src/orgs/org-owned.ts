@@ -1,0 +1,22 @@
+import { Column, CreateDateColumn, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import { TIMESTAMP } from '../lib/columns.js';
+import { Organization } from './organization.entity.js';
+
+/** The columns every organization-owned resource has: its id, its organization, its times. */
+export abstract class OrgOwned {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id!: string;
+
+  @Column({ name: 'org_id', type: 'varchar', length: 40 })
+  orgId!: string;
+
+  @ManyToOne(() => Organization, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'org_id' })
+  org?: Relation<Organization>;
+
+  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', ...TIMESTAMP })
+  updatedAt!: Date;
+}
