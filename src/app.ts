@@ -8,6 +8,10 @@ import { ApiKeysService } from './auth/api-keys.service.js';
 import { CredentialStore } from './auth/credential-store.js';
 import { sessionRoutes } from './auth/sessions.js';
 import { billingRoutes } from './billing/billing.routes.js';
+import { callRoutes } from './calls/calls.routes.js';
+import { campaignRoutes } from './campaigns/campaigns.routes.js';
+import { CampaignsService } from './campaigns/campaigns.service.js';
+import { createCallsRuntime } from './calls/calls.runtime.js';
 import { config } from './config.js';
 import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
@@ -18,6 +22,16 @@ import { idempotency } from './idempotency/idempotency.middleware.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { agentRoutes } from './agents/agents.routes.js';
+import { bookingPageRoutes, publicBookingPageRoutes } from './booking/booking-page.routes.js';
+import { locationRoutes } from './booking/locations.routes.js';
+import { serviceRoutes } from './booking/services.routes.js';
+import { carrierRoutes } from './calls/carrier.routes.js';
+import { contactRoutes } from './contacts/contacts.routes.js';
+import { messageRoutes } from './messaging/messages.routes.js';
+import { smsSenderRoutes } from './messaging/sms-sender.routes.js';
+import { phoneNumberRoutes } from './numbers/phone-numbers.routes.js';
+import { organizationRoutes } from './orgs/organization.routes.js';
 
 export interface AppDeps {
   /** A `command` connection (fails fast while Redis is away). */
@@ -37,6 +51,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const credentials = new CredentialStore(db, deps.redis);
   const idempotencyService = new IdempotencyService(db);
   const orgs = new OrgsService(deps.redis);
+  const callsRuntime = createCallsRuntime(deps.redis);
 
   const app = express();
   app.disable('x-powered-by');
@@ -49,15 +64,33 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.use(
     '/admin/v1',
     requireOperator(deps.operatorToken === undefined ? config.operatorToken : deps.operatorToken),
-    adminRoutes(orgs, idempotency(idempotencyService, () => 'operator')),
+    adminRoutes(orgs, callsRuntime.calls, idempotency(idempotencyService, () => 'operator')),
   );
 
   const api = new ApiRouter(idempotency(idempotencyService, (res) => actorOf(res).org.id));
   apiKeyRoutes(api, new ApiKeysService(deps.redis));
   billingRoutes(api);
+  organizationRoutes(api);
+  carrierRoutes(api);
+  agentRoutes(api);
+  phoneNumberRoutes(api);
+  contactRoutes(api);
+  locationRoutes(api);
+  serviceRoutes(api);
+  smsSenderRoutes(api);
+  messageRoutes(api);
+  bookingPageRoutes(api);
+  callRoutes(api, callsRuntime.calls);
+  campaignRoutes(api, new CampaignsService(callsRuntime.engine.jobs));
+  // Public, without authentication: an ordinary organization's booking page.
+  app.use(publicBookingPageRoutes());
   app.use('/v1', sessionRoutes(), authenticate(credentials), api.router);
 
   app.use(notFound);
   app.use(errorHandler);
-  return { app, credentials, close: () => credentials.close() };
+  const close = async () => {
+    await credentials.close();
+    await callsRuntime.close();
+  };
+  return { app, credentials, close };
 }

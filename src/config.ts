@@ -26,6 +26,8 @@ export interface Config {
     allowPrivateNetworks: boolean;
   };
   sim: { ringMs: number; secondMs: number };
+  /** Jobs one `calls` worker process runs at once. */
+  callsWorkerConcurrency: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane';
@@ -50,6 +52,7 @@ const schema = Joi.object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Joi.boolean(),
   SIM_RING_MS: Joi.number().integer().min(0).default(1000),
   SIM_SECOND_MS: Joi.number().min(0).default(1000),
+  CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
 }).unknown(true);
 
 /** Validates an environment and returns the settings, or throws listing every bad variable. */
@@ -79,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       allowPrivateNetworks: v.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? nodeEnv !== 'production',
     }),
     sim: Object.freeze({ ringMs: v.SIM_RING_MS, secondMs: v.SIM_SECOND_MS }),
+    callsWorkerConcurrency: v.CALLS_WORKER_CONCURRENCY,
   });
 }
 

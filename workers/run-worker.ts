@@ -15,6 +15,8 @@ export interface WorkerSpec<Q extends QueueName> {
   options?: Partial<WorkerOptions>;
   /** Runs once the worker is up (e.g. upserting its job schedulers). */
   onStart?: () => Promise<void>;
+  /** Runs after the worker closed (e.g. closing connections the processors opened). */
+  onStop?: () => Promise<void>;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
 
   onShutdown(`${spec.queue} worker`, async () => {
     await worker.close();
+    await spec.onStop?.();
     await db.destroy();
     connection.disconnect();
   });

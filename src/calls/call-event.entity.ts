@@ -26,7 +26,7 @@ export class CallEvent {
   event!: string;
 
   @Column({ type: 'jsonb' })
-  payload!: Record<string, unknown>;
+  payload!: Record<string, string | number | null>;
 
   @Column({ name: 'occurred_at', ...TIMESTAMP })
   occurredAt!: Date;

@@ -1,5 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, type Relation } from 'typeorm';
 import { Agent } from '../agents/agent.entity.js';
+import type { SimulateScript } from '../calls/call.entity.js';
 import { TIMESTAMP } from '../lib/columns.js';
 import { OrgOwned } from '../orgs/org-owned.js';
 
@@ -40,6 +41,10 @@ export class Campaign extends OrgOwned {
 
   @Column({ name: 'retry_delay_seconds', type: 'integer', default: 0 })
   retryDelaySeconds!: number;
+
+  /** The simulated carrier's script for every call of the campaign (CONTRACT.md "Calls"). */
+  @Column({ type: 'jsonb', nullable: true })
+  simulate!: SimulateScript | null;
 
   @Column({ name: 'completed_at', ...TIMESTAMP, nullable: true })
   completedAt!: Date | null;

@@ -40,3 +40,6 @@ export const e164 = () =>
   Joi.string()
     .pattern(/^\+[1-9]\d{6,14}$/)
     .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });
+
+/** The `:id` path parameter of a resource: ids are at most 40 characters (CONTRACT.md §2 "Ids"). */
+export const idParams = Joi.object({ id: Joi.string().max(40).required() });

@@ -9,6 +9,7 @@ import { config } from '../config.js';
  */
 export const QUEUES = {
   maintenance: ['purge-expired'],
+  calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;

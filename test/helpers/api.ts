@@ -4,6 +4,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createApp, type RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
+import { db } from '../../src/lib/db.js';
 import { waitForRedis } from '../../src/lib/redis.js';
 import { redisForTests } from './redis.js';
 
@@ -112,4 +113,52 @@ export function twoApiProcesses(): { a: RinglaneApp; b: RinglaneApp } {
     await processes.b.close();
   });
   return processes;
+}
+
+/** Requests to the shared app as `token` (an API key or a session token), with optional extra headers. */
+export function asCaller(token: string, headers: Record<string, string> = {}) {
+  const send = async (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: unknown) => {
+    const req = request(await app())[method](path).set('Authorization', bearer(token)).set(headers);
+    return body === undefined ? req : req.send(body as object);
+  };
+  return {
+    get: (path: string) => send('get', path),
+    post: (path: string, body: unknown) => send('post', path, body),
+    put: (path: string, body: unknown) => send('put', path, body),
+    patch: (path: string, body: unknown) => send('patch', path, body),
+    delete: (path: string) => send('delete', path),
+  };
+}
+
+export type Caller = ReturnType<typeof asCaller>;
+
+/** A key of a new member of `org` holding only `capabilities`. */
+export async function keyWith(org: TestOrg, capabilities: string[]): Promise<string> {
+  return (await addMember(org.id, { email: uniqueEmail('limited'), capabilities })).key;
+}
+
+/**
+ * A tenant of `reseller`, written straight to the database (the tenant endpoints are not
+ * under test here); the reseller's key acts inside it with `X-Tenant-Id`.
+ */
+export async function insertTenant(reseller: TestOrg, name = 'A tenant'): Promise<string> {
+  const id = `org_tenant${process.pid}${counter++}`;
+  await db.query('UPDATE organizations SET is_reseller = true WHERE id = $1', [reseller.id]);
+  await db.query('INSERT INTO organizations (id, name, parent_id) VALUES ($1, $2, $3)', [id, name, reseller.id]);
+  return id;
+}
+
+/** Every item of a list endpoint, walking its pages `limit` at a time; also the pages. */
+export async function walkList(caller: Caller, path: string, limit: number): Promise<{ pages: any[]; items: any[] }> {
+  const pages: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const separator = path.includes('?') ? '&' : '?';
+    const page: any = expectStatus(await caller.get(`${path}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`), 200).body;
+    expect(page).to.have.all.keys('data', 'next_cursor');
+    pages.push(page);
+    cursor = page.next_cursor;
+    expect(pages.length, 'pagination does not end').to.be.below(50);
+  } while (cursor !== null);
+  return { pages, items: pages.flatMap((p) => p.data) };
 }

@@ -1,0 +1,14 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { resourceRoutes } from '../http/resource-routes.js';
+import { createAgentSchema, listAgentsQuery, updateAgentSchema } from './agents.schemas.js';
+import { agentsService } from './agents.service.js';
+
+/** `/v1/agents` (CONTRACT.md "Other areas"): writes need `operate`. */
+export function agentRoutes(api: ApiRouter): void {
+  resourceRoutes(api, {
+    path: '/agents',
+    capability: 'operate',
+    service: agentsService,
+    schemas: { create: createAgentSchema, update: updateAgentSchema, list: listAgentsQuery },
+  });
+}

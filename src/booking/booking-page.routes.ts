@@ -1,0 +1,46 @@
+import { Router } from 'express';
+import type { ApiRouter } from '../http/endpoint.js';
+import { NotFoundError } from '../lib/errors.js';
+import { renderBookingPage } from './booking-page.html.js';
+import { bookingPageSchema, type BookingPageChanges } from './booking-page.schemas.js';
+import { publicBookingPage, readBookingPage, updateBookingPage } from './booking-page.service.js';
+
+/**
+ * `/v1/booking-page`: the settings of the organization's public page. Changing them is
+ * closed inside a tenant, which never has a page (CONTRACT.md "Other areas").
+ */
+export function bookingPageRoutes(api: ApiRouter): void {
+  api
+    .get('/booking-page', {
+      handler: ({ actor }) => readBookingPage(actor),
+    })
+    .put<BookingPageChanges>('/booking-page', {
+      capability: 'settings',
+      tenant: 'forbidden',
+      body: bookingPageSchema,
+      handler: ({ actor, body }) => updateBookingPage(actor, body),
+    });
+}
+
+/** Organization ids are at most 40 characters; anything longer is no organization. */
+const MAX_ORG_ID = 40;
+
+/** `GET /book/{org_id}`: the public booking page, HTML, without authentication. */
+export function publicBookingPageRoutes(): Router {
+  const router = Router();
+  router.get('/book/:org_id', async (req, res) => {
+    const orgId = req.params.org_id;
+    if (orgId.length > MAX_ORG_ID) throw new NotFoundError('booking_page');
+    const html = renderBookingPage(await publicBookingPage(orgId));
+    res
+      .status(200)
+      .set({
+        'Content-Type': 'text/html; charset=utf-8',
+        // Escaping is the defence; the policy is a second one: the page runs no script at all.
+        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .send(html);
+  });
+  return router;
+}

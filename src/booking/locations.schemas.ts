@@ -1,0 +1,20 @@
+import Joi from 'joi';
+import { pageQuery } from '../http/pagination.js';
+
+export interface LocationInput {
+  name: string;
+  address?: string;
+}
+
+const fields = {
+  name: Joi.string().trim().min(1).max(200),
+  address: Joi.string().trim().allow('').max(1_000),
+};
+
+/** `POST /v1/locations {name, address?}`. */
+export const createLocationSchema = Joi.object({ ...fields, name: fields.name.required() });
+
+/** `PATCH /v1/locations/{id}`: any field, at least one. */
+export const updateLocationSchema = Joi.object(fields).min(1);
+
+export const listLocationsQuery = Joi.object(pageQuery);

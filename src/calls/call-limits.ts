@@ -1,0 +1,93 @@
+import type { Redis } from 'ioredis';
+import { redisKey } from '../lib/redis.js';
+
+const HOUR_MS = 3_600_000;
+
+// Admits waiting calls in creation order while the organization has a free concurrency
+// slot and a free start in the rolling hour: one atomic script with Redis's clock, so the
+// limits hold across any number of `calls` worker processes.
+// Returns { retry_at_ms or -1, admitted ids... }.
+const ADMIT = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local max_active, max_hour, batch = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ${HOUR_MS})
+local result = { -1 }
+while #result - 1 < batch do
+  local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if #head == 0 then break end
+  if redis.call('ZCARD', KEYS[2]) >= max_active then break end
+  if redis.call('ZCARD', KEYS[3]) >= max_hour then
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    result[1] = tonumber(oldest[2]) + ${HOUR_MS}
+    break
+  end
+  redis.call('ZREM', KEYS[1], head[1])
+  redis.call('ZADD', KEYS[2], now, head[1])
+  redis.call('ZADD', KEYS[3], now, head[1])
+  result[#result + 1] = head[1]
+end
+return result
+`;
+
+export interface Limits {
+  maxConcurrentCalls: number;
+  maxCallsPerHour: number;
+}
+
+export interface Admission {
+  callIds: string[];
+  /** When the hourly window frees a start, if that is what stopped admission. */
+  retryAt: Date | null;
+}
+
+/**
+ * The Redis-held semaphore (calls ringing or in progress) and sliding window (starts in the
+ * last hour) of each organization, with its queue of waiting calls.
+ */
+export class CallLimits {
+  constructor(private readonly redis: Redis) {}
+
+  private keys(orgId: string): [string, string, string] {
+    return [redisKey('calls', 'waiting', orgId), redisKey('calls', 'active', orgId), redisKey('calls', 'starts', orgId)];
+  }
+
+  /** Queues calls to be admitted in creation order (idempotent). */
+  async enqueue(orgId: string, calls: Array<{ id: string; createdAt: Date }>): Promise<void> {
+    if (calls.length === 0) return;
+    const args = calls.flatMap((c) => [c.createdAt.getTime(), c.id]);
+    await this.redis.zadd(this.keys(orgId)[0], 'NX', ...args);
+  }
+
+  async admit(orgId: string, limits: Limits, batch = 100): Promise<Admission> {
+    const [retryAt, ...callIds] = (await this.redis.eval(ADMIT, 3, ...this.keys(orgId), limits.maxConcurrentCalls, limits.maxCallsPerHour, batch)) as [
+      number,
+      ...string[],
+    ];
+    return { callIds, retryAt: retryAt > 0 ? new Date(retryAt) : null };
+  }
+
+  /** Frees the call's concurrency slot (idempotent). Its start still counts for the hour. */
+  async release(orgId: string, callId: string): Promise<void> {
+    const [waiting, active] = this.keys(orgId);
+    await this.redis.multi().zrem(active, callId).zrem(waiting, callId).exec();
+  }
+
+  /** Calls holding a slot, for the sweeper. */
+  async activeCalls(orgId: string): Promise<string[]> {
+    return this.redis.zrange(this.keys(orgId)[1], 0, -1);
+  }
+
+  /** Organizations with calls holding a slot, for the sweeper. */
+  async orgsWithActiveCalls(): Promise<string[]> {
+    const prefix = redisKey('calls', 'active', '');
+    const orgs: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      orgs.push(...keys.map((k) => k.slice(prefix.length)));
+    } while (cursor !== '0');
+    return orgs;
+  }
+}

@@ -1,0 +1,22 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import type { PageParams } from '../http/pagination.js';
+import { callIdParams, createCallSchema, listCallsQuery, type CreateCallInput } from './calls.schemas.js';
+import type { CallsService } from './calls.service.js';
+
+/** CONTRACT.md "Calls": place (capability `operate`), list and read calls. */
+export function callRoutes(api: ApiRouter, calls: CallsService): void {
+  api
+    .post<CreateCallInput>('/calls', {
+      capability: 'operate',
+      body: createCallSchema,
+      handler: ({ actor, body }) => calls.create(actor, body),
+    })
+    .get<PageParams & { status?: string; direction?: string; campaign_id?: string }>('/calls', {
+      query: listCallsQuery,
+      handler: ({ actor, query }) => calls.list(actor, query),
+    })
+    .get<unknown, { id: string }>('/calls/:id', {
+      params: callIdParams,
+      handler: ({ actor, params }) => calls.get(actor, params.id),
+    });
+}

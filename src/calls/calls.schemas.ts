@@ -1,0 +1,43 @@
+import Joi from 'joi';
+import { pageQuery } from '../http/pagination.js';
+import { e164 } from '../http/schemas.js';
+import type { SimulateScript } from './call.entity.js';
+
+export const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'] as const;
+const STATUSES = ['queued', 'ringing', 'in_progress', 'completed', 'no_answer', 'busy', 'failed', 'canceled'] as const;
+
+/** The simulated carrier's script (CONTRACT.md "Calls"): answered, 5 s, `neutral` by default. */
+export const simulateSchema = Joi.object<SimulateScript>({
+  answer: Joi.alternatives().try(Joi.boolean(), Joi.string().valid('busy')).default(true),
+  duration_seconds: Joi.number().integer().min(0).max(4 * 3600).default(5),
+  outcome: Joi.string().valid(...OUTCOMES).default('neutral'),
+}).default();
+
+export const createCallSchema = Joi.object({
+  agent_id: Joi.string().max(40).required(),
+  contact_id: Joi.string().max(40).required(),
+  campaign_id: Joi.string().max(40),
+  simulate: simulateSchema,
+});
+
+export const listCallsQuery = Joi.object({
+  ...pageQuery,
+  status: Joi.string().valid(...STATUSES),
+  direction: Joi.string().valid('outbound', 'inbound'),
+  campaign_id: Joi.string().max(40),
+});
+
+export const callIdParams = Joi.object({ id: Joi.string().max(40).required() });
+
+export const inboundCallSchema = Joi.object({
+  to: e164().required(),
+  from: e164().required(),
+  simulate: simulateSchema,
+});
+
+export interface CreateCallInput {
+  agent_id: string;
+  contact_id: string;
+  campaign_id?: string;
+  simulate: SimulateScript;
+}

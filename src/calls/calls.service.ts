@@ -1,0 +1,191 @@
+import type { EntityManager } from 'typeorm';
+import { Agent } from '../agents/agent.entity.js';
+import type { Actor } from '../auth/actor.js';
+import { payerOf } from '../billing/charges.js';
+import { Contact } from '../contacts/contact.entity.js';
+import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { db } from '../lib/db.js';
+import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { formatMoney } from '../lib/money.js';
+import { PhoneNumber } from '../numbers/phone-number.entity.js';
+import { Organization } from '../orgs/organization.entity.js';
+import { appendCallEvent } from './call-events.js';
+import { Call, type Direction, type SimulateScript } from './call.entity.js';
+import type { CreateCallInput } from './calls.schemas.js';
+import type { CallEngine } from './engine.js';
+
+export class InsufficientBalanceError extends AppError {
+  constructor() {
+    super(402, 'insufficient_balance', 'The paying account’s balance is not above zero; add funds to place calls.');
+  }
+}
+
+export interface NewCall {
+  org: Organization;
+  agentId: string;
+  contactId: string | null;
+  campaignId: string | null;
+  direction: Direction;
+  phoneNumber: string;
+  ourNumber: string | null;
+  simulate: SimulateScript;
+}
+
+/**
+ * Writes a new `queued` call and its `call.queued` event in the caller's transaction, after
+ * checking that the paying organization's balance is above zero (402 otherwise).
+ */
+export async function insertQueuedCall(em: EntityManager, input: NewCall): Promise<Call> {
+  const payer = await payerOf(em, input.org);
+  if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
+  const call = em.create(Call, {
+    id: newId('call'),
+    orgId: input.org.id,
+    payerOrgId: payer.id,
+    agentId: input.agentId,
+    contactId: input.contactId,
+    campaignId: input.campaignId,
+    direction: input.direction,
+    status: 'queued',
+    outcome: null,
+    endReason: null,
+    phoneNumber: input.phoneNumber,
+    ourNumber: input.ourNumber,
+    simulate: input.simulate,
+    lastSequence: 0,
+    dialedAt: null,
+    startedAt: null,
+    endedAt: null,
+    durationSeconds: null,
+    chargeMicros: null,
+  });
+  call.createdAt = new Date();
+  await appendCallEvent(em, call, 'call.queued', call.createdAt);
+  await em.insert(Call, call);
+  return call;
+}
+
+interface CallRow {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  contact_id: string | null;
+  campaign_id: string | null;
+  direction: Direction;
+  status: string;
+  outcome: string | null;
+  end_reason: string | null;
+  phone_number: string;
+  our_number: string | null;
+  duration_seconds: number | null;
+  charge_micros: string | null;
+  currency: string;
+  started_at: Date | null;
+  ended_at: Date | null;
+  created_at: Date;
+}
+
+const CALL_COLUMNS = `c.id, c.org_id, c.agent_id, c.contact_id, c.campaign_id, c.direction, c.status, c.outcome, c.end_reason,
+  c.phone_number, c.our_number, c.duration_seconds, c.charge_micros, c.started_at, c.ended_at, c.created_at,
+  (SELECT currency FROM organizations p WHERE p.id = c.payer_org_id) AS currency`;
+
+export function presentCall(c: CallRow) {
+  return {
+    id: c.id,
+    org_id: c.org_id,
+    agent_id: c.agent_id,
+    contact_id: c.contact_id,
+    campaign_id: c.campaign_id,
+    direction: c.direction,
+    status: c.status,
+    outcome: c.outcome,
+    end_reason: c.end_reason,
+    phone_number: c.phone_number,
+    from: c.direction === 'outbound' ? c.our_number : c.phone_number,
+    to: c.direction === 'outbound' ? c.phone_number : c.our_number,
+    duration_seconds: c.duration_seconds,
+    charge: c.charge_micros === null ? null : formatMoney(BigInt(c.charge_micros)),
+    currency: c.currency,
+    started_at: c.started_at?.toISOString() ?? null,
+    ended_at: c.ended_at?.toISOString() ?? null,
+    created_at: c.created_at.toISOString(),
+  };
+}
+
+export class CallsService {
+  constructor(private readonly engine: CallEngine) {}
+
+  /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. */
+  async create(actor: Actor, input: CreateCallInput) {
+    const call = await db.transaction(async (em) => {
+      const org = await em.findOneByOrFail(Organization, { id: actor.org.id });
+      const agent = await em.findOneBy(Agent, { id: input.agent_id, orgId: org.id });
+      if (!agent) throw new NotFoundError('agent');
+      const contact = await em.findOneBy(Contact, { id: input.contact_id, orgId: org.id });
+      if (!contact) throw new NotFoundError('contact');
+      if (input.campaign_id) {
+        const [campaign] = await em.query('SELECT 1 FROM campaigns WHERE id = $1 AND org_id = $2', [input.campaign_id, org.id]);
+        if (!campaign) throw new NotFoundError('campaign');
+      }
+      const ours = await em.findOne(PhoneNumber, { where: { orgId: org.id, agentId: agent.id } });
+      return insertQueuedCall(em, {
+        org,
+        agentId: agent.id,
+        contactId: contact.id,
+        campaignId: input.campaign_id ?? null,
+        direction: 'outbound',
+        phoneNumber: contact.phoneNumber,
+        ourNumber: ours?.phoneNumber ?? null,
+        simulate: input.simulate,
+      });
+    });
+    await this.engine.submitOutbound(call.orgId, [call]);
+    return this.get(actor, call.id);
+  }
+
+  list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
+    const params: unknown[] = [actor.org.id];
+    let where = 'c.org_id = $1';
+    for (const [column, value] of [['status', query.status], ['direction', query.direction], ['campaign_id', query.campaign_id]] as const) {
+      if (value === undefined) continue;
+      params.push(value);
+      where += ` AND c.${column} = $${params.length}`;
+    }
+    return listPage(db.manager, { select: CALL_COLUMNS, from: 'calls c', where, params }, query, presentCall);
+  }
+
+  async get(actor: Actor, id: string) {
+    const [row] = await db.query(`SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = $1 AND c.org_id = $2`, [id, actor.org.id]);
+    if (!row) throw new NotFoundError('call');
+    return presentCall(row);
+  }
+
+  /**
+   * A call from `from` to one of an organization's numbers (the simulator's inbound row of
+   * CONTRACT.md §3): answered by the number's agent, through the same engine.
+   */
+  async receiveInbound(input: { to: string; from: string; simulate: SimulateScript }) {
+    const call = await db.transaction(async (em) => {
+      const number = await em.findOneBy(PhoneNumber, { phoneNumber: input.to });
+      if (!number) throw new NotFoundError('phone_number', 'No organization has this number.');
+      const org = await em.findOneByOrFail(Organization, { id: number.orgId });
+      if (org.disabled) throw new ConflictError('number_not_answering', 'This number does not answer: its organization is disabled.');
+      if (!number.agentId) throw new ConflictError('number_not_answering', 'This number does not answer: no agent is assigned to it.');
+      const contact = await em.findOneBy(Contact, { orgId: org.id, phoneNumber: input.from });
+      return insertQueuedCall(em, {
+        org,
+        agentId: number.agentId,
+        contactId: contact?.id ?? null,
+        campaignId: null,
+        direction: 'inbound',
+        phoneNumber: input.from,
+        ourNumber: number.phoneNumber,
+        simulate: input.simulate,
+      });
+    });
+    await this.engine.jobs.dial(call.id);
+    const [row] = await db.query(`SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = $1`, [call.id]);
+    return { call: presentCall(row) };
+  }
+}

@@ -1,0 +1,16 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { carrierSchema, type CarrierProvider } from './carrier.schemas.js';
+import { connectCarrier, readCarrier } from './carrier.service.js';
+
+/** `/v1/carrier` (CONTRACT.md "Other areas"): the carrier connection; changing it needs `settings`. */
+export function carrierRoutes(api: ApiRouter): void {
+  api
+    .get('/carrier', {
+      handler: ({ actor }) => readCarrier(actor),
+    })
+    .put<{ provider: CarrierProvider }>('/carrier', {
+      capability: 'settings',
+      body: carrierSchema,
+      handler: ({ actor, body }) => connectCarrier(actor, body),
+    });
+}

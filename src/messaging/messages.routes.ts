@@ -1,0 +1,11 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { listMessagesQuery, type MessagesQuery } from './messages.schemas.js';
+import { listMessages } from './messages.service.js';
+
+/** `GET /v1/messages` (CONTRACT.md "Calls"): read only; the call engine writes the texts. */
+export function messageRoutes(api: ApiRouter): void {
+  api.get<MessagesQuery>('/messages', {
+    query: listMessagesQuery,
+    handler: ({ actor, query }) => listMessages(actor, query),
+  });
+}

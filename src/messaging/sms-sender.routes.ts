@@ -1,0 +1,16 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { smsSenderSchema } from './sms-sender.schemas.js';
+import { readSmsSender, setSmsSender, type SmsSenderView } from './sms-sender.service.js';
+
+/** `/v1/sms-sender` (SPEC.md §4.2; CONTRACT.md "Texting sender"): setting it needs `settings`. */
+export function smsSenderRoutes(api: ApiRouter): void {
+  api
+    .get('/sms-sender', {
+      handler: ({ actor }) => readSmsSender(actor),
+    })
+    .put<SmsSenderView>('/sms-sender', {
+      capability: 'settings',
+      body: smsSenderSchema,
+      handler: ({ actor, body }) => setSmsSender(actor, body),
+    });
+}

@@ -1,0 +1,14 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { resourceRoutes } from '../http/resource-routes.js';
+import { listNumbersQuery, provisionNumberSchema, updateNumberSchema } from './phone-numbers.schemas.js';
+import { PhoneNumbersService } from './phone-numbers.service.js';
+
+/** `/v1/phone-numbers` (CONTRACT.md "Other areas"): numbers are organization settings, so writes need `settings`. */
+export function phoneNumberRoutes(api: ApiRouter): void {
+  resourceRoutes(api, {
+    path: '/phone-numbers',
+    capability: 'settings',
+    service: new PhoneNumbersService(),
+    schemas: { create: provisionNumberSchema, update: updateNumberSchema, list: listNumbersQuery },
+  });
+}

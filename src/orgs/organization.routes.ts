@@ -1,0 +1,16 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { updateOrganizationSchema, type OrganizationChanges } from './organization.schemas.js';
+import { readOrganization, updateOrganization } from './organization.service.js';
+
+/** `/v1/organization` (CONTRACT.md "Other areas"): the acting organization's name and time zone. */
+export function organizationRoutes(api: ApiRouter): void {
+  api
+    .get('/organization', {
+      handler: ({ actor }) => readOrganization(actor),
+    })
+    .patch<OrganizationChanges>('/organization', {
+      capability: 'settings',
+      body: updateOrganizationSchema,
+      handler: ({ actor, body }) => updateOrganization(actor, body),
+    });
+}

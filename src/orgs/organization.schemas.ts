@@ -1,0 +1,13 @@
+import Joi from 'joi';
+import { timezone } from '../http/schemas.js';
+
+export interface OrganizationChanges {
+  name?: string;
+  timezone?: string;
+}
+
+/** `PATCH /v1/organization {name?, timezone?}`: at least one. */
+export const updateOrganizationSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(200),
+  timezone: timezone(),
+}).min(1);

@@ -1,0 +1,83 @@
+import type { ChildProcess } from 'node:child_process';
+import { expect } from 'chai';
+import request from 'supertest';
+import { db } from '../../src/lib/db.js';
+import { app, bearer, createOrg, type TestOrg } from './api.js';
+import { startProcess } from './processes.js';
+
+/** Starts a real `calls` worker process; resolves once it is consuming jobs. */
+export async function startCallsWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
+  const worker = startProcess('workers/calls.ts', { LOG_LEVEL: 'info', ...env });
+  await new Promise<void>((resolve, reject) => {
+    worker.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker started') && resolve());
+    worker.once('exit', (code) => reject(new Error(`calls worker exited with ${code}`)));
+  });
+  return worker;
+}
+
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+export interface VoiceOrg extends TestOrg {
+  agentId: string;
+  contactIds: string[];
+}
+
+let phoneCounter = 0;
+/** A unique E.164 number for this run. */
+export const uniquePhone = () => `+1415${String(process.pid % 1000).padStart(3, '0')}${String(phoneCounter++).padStart(4, '0')}`;
+
+/** An organization with money, rates, one agent and `contacts` contacts, made through the API. */
+export async function voiceOrg(options: { contacts?: number; fields?: Record<string, unknown> } = {}): Promise<VoiceOrg> {
+  const org = await createOrg({ balance: '100.00', rates: { per_minute: '0.120000', per_text: '0.010000' }, ...options.fields });
+  const api = await app();
+  const agent = await request(api).post('/v1/agents').set('Authorization', bearer(org.key)).send({ name: 'Ava' }).expect(201);
+  const contactIds: string[] = [];
+  for (let i = 0; i < (options.contacts ?? 1); i++) {
+    const contact = await request(api)
+      .post('/v1/contacts')
+      .set('Authorization', bearer(org.key))
+      .send({ name: `Contact ${i}`, phone_number: uniquePhone() })
+      .expect(201);
+    contactIds.push(contact.body.id);
+  }
+  return { ...org, agentId: agent.body.id, contactIds };
+}
+
+/** POST /v1/calls; expects 201 and returns the call. */
+export async function placeCall(org: VoiceOrg, simulate: Record<string, unknown> = {}, contactId = org.contactIds[0]) {
+  const res = await request(await app())
+    .post('/v1/calls')
+    .set('Authorization', bearer(org.key))
+    .send({ agent_id: org.agentId, contact_id: contactId, simulate });
+  expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  return res.body;
+}
+
+const TERMINAL = ['completed', 'no_answer', 'busy', 'failed', 'canceled'];
+
+/** Polls until every call is in a terminal status; returns them as the API shows them. */
+export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_000): Promise<any[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await db.query(`SELECT id, status FROM calls WHERE id = ANY($1)`, [ids]);
+    if (rows.length === ids.length && rows.every((r: { status: string }) => TERMINAL.includes(r.status))) break;
+    if (Date.now() > deadline) throw new Error(`calls not finished: ${JSON.stringify(rows.filter((r: { status: string }) => !TERMINAL.includes(r.status)))}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const api = await app();
+  return Promise.all(ids.map(async (id) => (await request(api).get(`/v1/calls/${id}`).set('Authorization', bearer(org.key)).expect(200)).body));
+}
+
+/** The outbox rows of a call, in sequence order. */
+export async function eventsOf(callId: string): Promise<Array<{ sequence: number; event: string; occurred_at: Date; payload: any }>> {
+  return db.query('SELECT sequence, event, occurred_at, payload FROM call_events WHERE call_id = $1 ORDER BY sequence', [callId]);
+}
+
+export async function balanceOf(org: TestOrg): Promise<string> {
+  return (await request(await app()).get('/v1/balance').set('Authorization', bearer(org.key)).expect(200)).body.balance;
+}

@@ -1,0 +1,28 @@
+import { createCallsRuntime } from '../src/calls/calls.runtime.js';
+import { registerCampaignHooks } from '../src/campaigns/campaign-runner.js';
+import { config } from '../src/config.js';
+import { logger } from '../src/lib/logger.js';
+import { createRedis } from '../src/lib/redis.js';
+import { callsProcessors } from './processors/calls.processor.js';
+import { runWorker } from './run-worker.js';
+
+/** The `calls` worker process: the call engine on the simulated carrier, and campaigns. */
+const redis = createRedis('blocking');
+const runtime = createCallsRuntime(redis);
+registerCampaignHooks(runtime.engine);
+
+runWorker({
+  queue: 'calls',
+  processors: callsProcessors(runtime),
+  concurrency: config.callsWorkerConcurrency,
+  // A job of a killed worker is taken over by another after its lock lapses.
+  options: { lockDuration: 10_000, stalledInterval: 5_000 },
+  onStart: () => runtime.engine.jobs.queue.upsertJobScheduler('sweep', { every: 5_000 }, { name: 'sweep' }).then(() => undefined),
+  onStop: async () => {
+    await runtime.close();
+    redis.disconnect();
+  },
+}).catch((err) => {
+  logger.fatal({ err }, 'the calls worker could not start');
+  process.exit(1);
+});
