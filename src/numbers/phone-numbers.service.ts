@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { agentsService } from '../agents/agents.service.js';
+import type { CarrierAdapter } from '../calls/carrier.js';
 import { carrierFor } from '../calls/simulator.js';
 import type { PageParams } from '../http/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
@@ -62,6 +63,9 @@ async function checkAgent(orgId: string, agentId: string | null | undefined): Pr
 
 /** The organization's numbers, provisioned from its carrier; each may be answered by one of its agents. */
 export class PhoneNumbersService implements ResourceService<ProvisionNumberInput, UpdateNumberInput, PageParams, PhoneNumberView> {
+  /** @param carriers the carrier of a `carrier_provider` (replaceable in tests). */
+  constructor(private readonly carriers: (provider: string) => Pick<CarrierAdapter, 'provisionNumber'> = carrierFor) {}
+
   list(actor: Actor, page: PageParams) {
     return numbers.list(actor, page);
   }
@@ -77,7 +81,7 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
   async create(actor: Actor, input: ProvisionNumberInput): Promise<PhoneNumberView> {
     await checkAgent(actor.org.id, input.agent_id);
     const [org] = await db.query('SELECT carrier_provider FROM organizations WHERE id = $1', [actor.org.id]);
-    const carrier = carrierFor(org.carrier_provider);
+    const carrier = this.carriers(org.carrier_provider);
     for (let attempt = 1; ; attempt++) {
       const number = await carrier.provisionNumber({ areaCode: input.area_code, requested: input.phone_number });
       if (!number) throw new ConflictError('phone_number_unavailable', 'The carrier has no number available for this request.');

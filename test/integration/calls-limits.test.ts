@@ -1,0 +1,80 @@
+import type { ChildProcess } from 'node:child_process';
+import { expect } from 'chai';
+import request from 'supertest';
+import { db } from '../../src/lib/db.js';
+import { app, bearer } from '../helpers/api.js';
+import { eventsOf, placeCall, startCallsWorker, stopProcess, voiceOrg, waitForCalls } from '../helpers/voice.js';
+
+/** The most intervals open at one instant. */
+function maxOverlap(intervals: Array<[number, number]>): number {
+  const edges = intervals.flatMap(([from, to]) => [[from, 1], [to, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let most = 0;
+  for (const [, delta] of edges) most = Math.max(most, (open += delta));
+  return most;
+}
+
+describe('outbound limits across calls workers (CONTRACT.md "Limits")', function () {
+  this.timeout(90_000);
+  const workers: ChildProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => stopProcess(w, 'SIGKILL')));
+  });
+
+  it('20 simultaneous calls with 2 workers: never more than max_concurrent_calls ringing or in progress', async () => {
+    workers.push(await startCallsWorker(), await startCallsWorker());
+    const org = await voiceOrg({ contacts: 20, fields: { ceiling: { max_concurrent_calls: 3, max_calls_per_hour: 1000 } } });
+    const api = await app();
+    const responses = await Promise.all(
+      org.contactIds.map((contactId) =>
+        request(api).post('/v1/calls').set('Authorization', bearer(org.key)).send({ agent_id: org.agentId, contact_id: contactId, simulate: { duration_seconds: 15 } }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).to.deep.equal(Array(20).fill(201));
+    const calls = await waitForCalls(org, responses.map((r) => r.body.id), 60_000);
+    expect(calls.every((c) => c.status === 'completed')).to.equal(true);
+    const intervals: Array<[number, number]> = [];
+    for (const call of calls) {
+      const events = await eventsOf(call.id);
+      expect(events.map((e) => e.sequence)).to.deep.equal([1, 2, 3, 4]);
+      intervals.push([events[1].occurred_at.getTime(), events[3].occurred_at.getTime()]);
+    }
+    const most = maxOverlap(intervals);
+    expect(most).to.be.at.most(3);
+    expect(most, 'the limit was reached, so the test could have failed').to.equal(3);
+  });
+
+  it('no more than max_calls_per_hour start in a rolling hour; the rest wait queued', async () => {
+    workers.push(await startCallsWorker());
+    const org = await voiceOrg({ contacts: 1, fields: { ceiling: { max_concurrent_calls: 10, max_calls_per_hour: 4 } } });
+    const placed = [];
+    for (let i = 0; i < 6; i++) placed.push(await placeCall(org, { duration_seconds: 1 }));
+    await waitForCalls(org, placed.slice(0, 4).map((c) => c.id));
+    await new Promise((r) => setTimeout(r, 1000));
+    const rows = await db.query(`SELECT status, count(*)::int AS n FROM calls WHERE org_id = $1 GROUP BY status ORDER BY status`, [org.id]);
+    expect(rows).to.deep.equal([
+      { status: 'completed', n: 4 },
+      { status: 'queued', n: 2 },
+    ]);
+  });
+
+  it('a calls worker killed mid-call loses nothing: another finishes the call, charged once', async () => {
+    const first = await startCallsWorker();
+    workers.push(first);
+    const org = await voiceOrg({ fields: { rates: { per_minute: '0.600000', per_text: '0' } } });
+    const placed = await placeCall(org, { duration_seconds: 1500 }); // 3 s of real time at SIM_SECOND_MS=2
+    for (let i = 0; ; i++) {
+      const [row] = await db.query('SELECT status FROM calls WHERE id = $1', [placed.id]);
+      if (row.status === 'in_progress') break;
+      if (i > 200) throw new Error(`call never went in progress: ${row.status}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await stopProcess(first, 'SIGKILL');
+    workers.push(await startCallsWorker());
+    const [call] = await waitForCalls(org, [placed.id], 30_000);
+    expect(call).to.include({ status: 'completed', duration_seconds: 1500, charge: '15.000000' });
+    expect((await eventsOf(placed.id)).map((e) => `${e.sequence}:${e.event}`)).to.deep.equal(['1:call.queued', '2:call.ringing', '3:call.in_progress', '4:call.completed']);
+    const ledger = await db.query(`SELECT amount_micros FROM ledger_entries WHERE reference = $1`, [`call:${placed.id}`]);
+    expect(ledger).to.deep.equal([{ amount_micros: '-15000000' }]);
+  });
+});
