@@ -42,13 +42,13 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   );
   worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${spec.queue} job failed`));
   worker.on('error', (err) => logger.error({ err }, `${spec.queue} worker error`));
-  await spec.onStart?.();
-  logger.info({ queue: spec.queue, concurrency: spec.concurrency }, 'worker started');
-
+  // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
   onShutdown(`${spec.queue} worker`, async () => {
     await worker.close();
     await spec.onStop?.();
     await db.destroy();
     connection.disconnect();
   });
+  await spec.onStart?.();
+  logger.info({ queue: spec.queue, concurrency: spec.concurrency }, 'worker started');
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { chargeForSeconds, type Micros } from '../lib/money.js';
 import { Organization } from '../orgs/organization.entity.js';
-import { appendLedger } from './ledger.js';
+import type { LedgerLine } from './ledger.js';
 
 /**
  * The paying organization of `org`: itself, or for a tenant its reseller, whose balance and
@@ -13,23 +13,17 @@ export async function payerOf(em: EntityManager, org: Organization): Promise<Org
 }
 
 /**
- * Charges a call per started second at the payer's per-minute rate, in the caller's
- * transaction (the one that ends the call). The ledger's unique reference `call:<id>`
- * makes a second charge of the same call impossible.
+ * A call's charge: per started second at the payer's per-minute rate. The ledger line's unique
+ * reference `call:<id>` makes a second charge of the same call impossible.
  */
-export async function chargeCall(em: EntityManager, call: { id: string; orgId: string }, payer: Organization, seconds: number): Promise<Micros> {
+export function callCharge(call: { id: string; orgId: string }, payer: Organization, seconds: number): { amount: Micros; line: LedgerLine | null } {
   const amount = chargeForSeconds(seconds, payer.ratePerMinuteMicros);
-  if (amount > 0n) {
-    await appendLedger(em, { orgId: payer.id, subjectOrgId: call.orgId, kind: 'call', amountMicros: -amount, reference: `call:${call.id}`, description: `call ${call.id}, ${seconds} s` });
-  }
-  return amount;
+  const line: LedgerLine = { orgId: payer.id, subjectOrgId: call.orgId, kind: 'call', amountMicros: -amount, reference: `call:${call.id}`, description: `call ${call.id}, ${seconds} s` };
+  return { amount, line: amount > 0n ? line : null };
 }
 
-/** Charges one text at the payer's per-text rate, in the transaction that records it. */
-export async function chargeText(em: EntityManager, message: { id: string; orgId: string }, payer: Organization): Promise<Micros> {
+/** A text's charge at the payer's per-text rate, referenced `text:<message id>`. */
+export function textCharge(message: { id: string; orgId: string }, payer: Organization): LedgerLine | null {
   const amount = payer.ratePerTextMicros;
-  if (amount > 0n) {
-    await appendLedger(em, { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` });
-  }
-  return amount;
+  return amount > 0n ? { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` } : null;
 }

@@ -17,19 +17,24 @@ export interface LedgerLine {
 }
 
 /**
- * Appends one ledger line inside the caller's transaction. The database keeps the
- * organization's balance equal to the sum of its lines (trigger in the first migration).
+ * Appends ledger lines inside the caller's transaction, in one statement. The database keeps
+ * each organization's balance equal to the sum of its lines (trigger in the first migration);
+ * that update locks the payer's row until commit, so callers append last, just before it.
  */
-export async function appendLedger(em: EntityManager, line: LedgerLine): Promise<void> {
-  await em.insert(LedgerEntry, {
-    id: newId('led'),
-    orgId: line.orgId,
-    subjectOrgId: line.subjectOrgId ?? line.orgId,
-    kind: line.kind,
-    amountMicros: line.amountMicros,
-    reference: line.reference ?? null,
-    description: line.description ?? '',
-  });
+export async function appendLedger(em: EntityManager, ...lines: LedgerLine[]): Promise<void> {
+  if (lines.length === 0) return;
+  await em.insert(
+    LedgerEntry,
+    lines.map((line) => ({
+      id: newId('led'),
+      orgId: line.orgId,
+      subjectOrgId: line.subjectOrgId ?? line.orgId,
+      kind: line.kind,
+      amountMicros: line.amountMicros,
+      reference: line.reference ?? null,
+      description: line.description ?? '',
+    })),
+  );
 }
 
 export interface BalanceView {

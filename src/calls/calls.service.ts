@@ -1,17 +1,14 @@
 import type { EntityManager } from 'typeorm';
-import { Agent } from '../agents/agent.entity.js';
 import type { Actor } from '../auth/actor.js';
-import { payerOf } from '../billing/charges.js';
 import { Contact } from '../contacts/contact.entity.js';
 import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { db } from '../lib/db.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
 import { formatMoney } from '../lib/money.js';
 import { PhoneNumber } from '../numbers/phone-number.entity.js';
 import { Organization } from '../orgs/organization.entity.js';
-import { appendCallEvent } from './call-events.js';
-import { Call, type Direction, type SimulateScript } from './call.entity.js';
+import type { Direction, SimulateScript } from './call.entity.js';
+import { insertQueuedCall, type QueuedCall } from './call-store.js';
 import type { CreateCallInput } from './calls.schemas.js';
 import type { CallEngine } from './engine.js';
 
@@ -21,49 +18,21 @@ export class InsufficientBalanceError extends AppError {
   }
 }
 
-export interface NewCall {
-  org: Organization;
-  agentId: string;
-  contactId: string | null;
-  campaignId: string | null;
-  direction: Direction;
-  phoneNumber: string;
-  ourNumber: string | null;
-  simulate: SimulateScript;
+export interface NewCall extends Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId' | 'orgId'> {
+  /** The acting organization, to find its payer. */
+  org: Pick<Organization, 'id' | 'parentId'>;
 }
 
 /**
- * Writes a new `queued` call and its `call.queued` event in the caller's transaction, after
- * checking that the paying organization's balance is above zero (402 otherwise).
+ * Writes a new `queued` call and its `call.queued` event, after checking that the paying
+ * organization's balance is above zero (402 otherwise).
  */
-export async function insertQueuedCall(em: EntityManager, input: NewCall): Promise<Call> {
-  const payer = await payerOf(em, input.org);
-  if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
-  const call = em.create(Call, {
-    id: newId('call'),
-    orgId: input.org.id,
-    payerOrgId: payer.id,
-    agentId: input.agentId,
-    contactId: input.contactId,
-    campaignId: input.campaignId,
-    direction: input.direction,
-    status: 'queued',
-    outcome: null,
-    endReason: null,
-    phoneNumber: input.phoneNumber,
-    ourNumber: input.ourNumber,
-    simulate: input.simulate,
-    lastSequence: 0,
-    dialedAt: null,
-    startedAt: null,
-    endedAt: null,
-    durationSeconds: null,
-    chargeMicros: null,
-  });
-  call.createdAt = new Date();
-  await appendCallEvent(em, call, 'call.queued', call.createdAt);
-  await em.insert(Call, call);
-  return call;
+export async function queueCall(em: EntityManager, input: NewCall): Promise<QueuedCall> {
+  const payerId = input.org.parentId ?? input.org.id;
+  const [payer] = await em.query('SELECT balance_micros FROM organizations WHERE id = $1', [payerId]);
+  if (BigInt(payer.balance_micros) <= 0n) throw new InsufficientBalanceError();
+  const { org, ...call } = input;
+  return insertQueuedCall(em, { ...call, orgId: org.id, payerOrgId: payerId });
 }
 
 interface CallRow {
@@ -118,30 +87,52 @@ export class CallsService {
 
   /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. */
   async create(actor: Actor, input: CreateCallInput) {
-    const call = await db.transaction(async (em) => {
-      const org = await em.findOneByOrFail(Organization, { id: actor.org.id });
-      const agent = await em.findOneBy(Agent, { id: input.agent_id, orgId: org.id });
-      if (!agent) throw new NotFoundError('agent');
-      const contact = await em.findOneBy(Contact, { id: input.contact_id, orgId: org.id });
-      if (!contact) throw new NotFoundError('contact');
-      if (input.campaign_id) {
-        const [campaign] = await em.query('SELECT 1 FROM campaigns WHERE id = $1 AND org_id = $2', [input.campaign_id, org.id]);
-        if (!campaign) throw new NotFoundError('campaign');
-      }
-      const ours = await em.findOne(PhoneNumber, { where: { orgId: org.id, agentId: agent.id } });
-      return insertQueuedCall(em, {
-        org,
-        agentId: agent.id,
-        contactId: contact.id,
-        campaignId: input.campaign_id ?? null,
-        direction: 'outbound',
-        phoneNumber: contact.phoneNumber,
-        ourNumber: ours?.phoneNumber ?? null,
-        simulate: input.simulate,
-      });
+    const [ctx] = await db.query(
+      `SELECT a.id AS agent_id, ct.id AS contact_id, ct.phone_number, p.currency, p.balance_micros, p.id AS payer_id,
+              (SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = o.id AND n.agent_id = a.id ORDER BY n.created_at LIMIT 1) AS our_number,
+              $4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id) AS campaign_ok
+         FROM organizations o
+         JOIN organizations p ON p.id = COALESCE(o.parent_id, o.id)
+         LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
+         LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
+        WHERE o.id = $1`,
+      [actor.org.id, input.agent_id, input.contact_id, input.campaign_id ?? null],
+    );
+    if (!ctx.agent_id) throw new NotFoundError('agent');
+    if (!ctx.contact_id) throw new NotFoundError('contact');
+    if (!ctx.campaign_ok) throw new NotFoundError('campaign');
+    if (BigInt(ctx.balance_micros) <= 0n) throw new InsufficientBalanceError();
+    const call = await insertQueuedCall(db.manager, {
+      orgId: actor.org.id,
+      payerOrgId: ctx.payer_id,
+      agentId: ctx.agent_id,
+      contactId: ctx.contact_id,
+      campaignId: input.campaign_id ?? null,
+      direction: 'outbound',
+      phoneNumber: ctx.phone_number,
+      ourNumber: ctx.our_number,
+      simulate: input.simulate,
     });
     await this.engine.submitOutbound(call.orgId, [call]);
-    return this.get(actor, call.id);
+    return presentCall({
+      id: call.id,
+      org_id: call.orgId,
+      agent_id: call.agentId,
+      contact_id: call.contactId,
+      campaign_id: call.campaignId,
+      direction: call.direction,
+      status: 'queued',
+      outcome: null,
+      end_reason: null,
+      phone_number: call.phoneNumber,
+      our_number: call.ourNumber,
+      duration_seconds: null,
+      charge_micros: null,
+      currency: ctx.currency,
+      started_at: null,
+      ended_at: null,
+      created_at: call.createdAt,
+    });
   }
 
   list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
@@ -173,7 +164,7 @@ export class CallsService {
       if (org.disabled) throw new ConflictError('number_not_answering', 'This number does not answer: its organization is disabled.');
       if (!number.agentId) throw new ConflictError('number_not_answering', 'This number does not answer: no agent is assigned to it.');
       const contact = await em.findOneBy(Contact, { orgId: org.id, phoneNumber: input.from });
-      return insertQueuedCall(em, {
+      return queueCall(em, {
         org,
         agentId: number.agentId,
         contactId: contact?.id ?? null,

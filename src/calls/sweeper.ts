@@ -31,7 +31,7 @@ export async function sweepCalls(engine: CallEngine): Promise<{ requeued: number
           OR (dialed_at IS NOT NULL AND updated_at < now() - interval '${GRACE}'))
       LIMIT 5000`,
   );
-  for (const { id } of stalled) await engine.dial(id);
+  await engine.dial(stalled.map((s) => s.id));
 
   // 3. Slots still held by calls that have ended (a crash between the end and the release).
   let released = 0;
@@ -42,9 +42,14 @@ export async function sweepCalls(engine: CallEngine): Promise<{ requeued: number
       `SELECT id FROM calls WHERE id = ANY($1) AND status IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`,
       [holding],
     );
-    for (const { id } of ended) await engine.afterEnd({ orgId, callId: id, campaignId: null });
+    for (const { id } of ended) await engine.limits.release(orgId, id);
+    if (ended.length) await engine.jobs.dispatch(orgId);
     released += ended.length;
   }
+
+  // 4. Running campaigns: a tick lost between a call's end and its follow-up is made up here.
+  const running: Array<{ id: string }> = await db.query(`SELECT id FROM campaigns WHERE state = 'running'`);
+  for (const { id } of running) await engine.jobs.campaignTick(id);
   const result = { requeued: waiting.length, redialed: stalled.length, released };
   if (result.requeued || result.redialed || result.released) logger.info(result, 'call sweeper re-drove unfinished work');
   return result;

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { Call } from '../calls/call.entity.js';
-import { InsufficientBalanceError, insertQueuedCall } from '../calls/calls.service.js';
+import type { EndedCall, QueuedCall } from '../calls/call-store.js';
+import { InsufficientBalanceError, queueCall } from '../calls/calls.service.js';
 import type { CallEngine } from '../calls/engine.js';
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
@@ -37,11 +37,11 @@ export async function tickCampaign(engine: CallEngine, campaignId: string): Prom
         ORDER BY cc.position LIMIT $2`,
       [campaign.id, capacity],
     );
-    const calls: Call[] = [];
+    const calls: QueuedCall[] = [];
     const ours = await em.findOne(PhoneNumber, { where: { orgId: org.id, agentId: campaign.agentId } });
     try {
       for (const contact of due) {
-        const call = await insertQueuedCall(em, {
+        const call = await queueCall(em, {
           org,
           agentId: campaign.agentId,
           contactId: contact.contact_id,
@@ -87,7 +87,7 @@ export async function tickCampaign(engine: CallEngine, campaignId: string): Prom
 }
 
 /** Records a campaign call's end on its contact (done, or due again for a retry), in the call's end transaction. */
-async function recordCampaignCallEnd(em: EntityManager, call: Call): Promise<void> {
+async function recordCampaignCallEnd(em: EntityManager, call: EndedCall): Promise<void> {
   if (!call.campaignId) return;
   const [campaign] = await em.query(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [call.campaignId]);
   if (!campaign) return;
@@ -103,7 +103,10 @@ async function recordCampaignCallEnd(em: EntityManager, call: Call): Promise<voi
 
 /** Campaign calls report their end to the campaign, which then dials on. */
 export function registerCampaignHooks(engine: CallEngine): void {
-  engine.onCallEnd(recordCampaignCallEnd, async (ended) => {
-    if (ended.campaignId) await engine.jobs.campaignTick(ended.campaignId);
+  engine.onCallEnd({
+    during: recordCampaignCallEnd,
+    after: async (ended) => {
+      if (ended.campaignId) await engine.jobs.campaignTick(ended.campaignId);
+    },
   });
 }

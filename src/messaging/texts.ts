@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import { chargeText } from '../billing/charges.js';
-import type { Call } from '../calls/call.entity.js';
+import { textCharge } from '../billing/charges.js';
+import type { LedgerLine } from '../billing/ledger.js';
+import type { EndedCall } from '../calls/call-store.js';
 import { carrierFor } from '../calls/simulator.js';
 import { newId } from '../lib/ids.js';
 import { Organization } from '../orgs/organization.entity.js';
@@ -18,11 +19,11 @@ export async function senderFor(em: EntityManager, org: Organization): Promise<s
 }
 
 /**
- * After a call ends `positive`, the agent texts one confirmation to the contact, charged
- * `per_text` to the payer, in the transaction that ends the call (the unique `call_id`
- * makes a second text for the same call impossible).
+ * After a call ends `positive`, the agent texts one confirmation to the contact, in the
+ * transaction that ends the call (the unique `call_id` makes a second text for the same call
+ * impossible). Returns the ledger line of its `per_text` charge, for the caller to append.
  */
-export async function sendConfirmation(em: EntityManager, call: Call, org: Organization, payer: Organization): Promise<Message | null> {
+export async function sendConfirmation(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<LedgerLine | null> {
   if (call.outcome !== 'positive' || org.disabled) return null;
   const from = await senderFor(em, org);
   if (!from) return null;
@@ -37,7 +38,6 @@ export async function sendConfirmation(em: EntityManager, call: Call, org: Organ
     chargeMicros: payer.ratePerTextMicros,
   });
   await em.insert(Message, message);
-  await chargeText(em, message, payer);
   await carrierFor(org.carrierProvider).sendText({ from, to: message.toNumber, body: message.body });
-  return message;
+  return textCharge(message, payer);
 }

@@ -49,9 +49,24 @@ export class VoiceOrganization1795368039388 implements MigrationInterface {
         await queryRunner.query(`ALTER TABLE "campaign_contacts" ADD CONSTRAINT "FK_2ef181b0f1a589eb8a2b515d885" FOREIGN KEY ("contact_id") REFERENCES "contacts"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "calls" ADD CONSTRAINT "FK_a6ea3d36be4ff475c99583300ab" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "messages" ADD CONSTRAINT "FK_52f72a2dc840864bb905c4cbe1b" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
+
+        // The body of a call event (SPEC.md §6.1), defined once, here, so that every statement
+        // that changes a call writes its event from the very row it changed.
+        await queryRunner.query(`CREATE FUNCTION iso_utc(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+            SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$`);
+        await queryRunner.query(`CREATE FUNCTION call_event_payload(c calls, event text, occurred_at timestamptz) RETURNS jsonb
+            LANGUAGE sql STABLE AS $$
+            SELECT jsonb_build_object(
+              'event', event, 'call_id', c.id, 'org_id', c.org_id, 'status', c.status, 'sequence', c.last_sequence,
+              'occurred_at', iso_utc(occurred_at), 'phone_number', c.phone_number, 'direction', c.direction,
+              'outcome', c.outcome, 'end_reason', c.end_reason, 'duration_seconds', c.duration_seconds,
+              'started_at', iso_utc(c.started_at), 'ended_at', iso_utc(c.ended_at), 'agent_id', c.agent_id,
+              'contact_id', c.contact_id, 'campaign_id', c.campaign_id) $$`);
     }
 
     public async down(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query(`DROP FUNCTION call_event_payload(calls, text, timestamptz)`);
+        await queryRunner.query(`DROP FUNCTION iso_utc(timestamptz)`);
         await queryRunner.query(`ALTER TABLE "messages" DROP CONSTRAINT "FK_52f72a2dc840864bb905c4cbe1b"`);
         await queryRunner.query(`ALTER TABLE "calls" DROP CONSTRAINT "FK_a6ea3d36be4ff475c99583300ab"`);
         await queryRunner.query(`ALTER TABLE "campaign_contacts" DROP CONSTRAINT "FK_2ef181b0f1a589eb8a2b515d885"`);

@@ -135,7 +135,7 @@ export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C ex
     return result.raw[0];
   }
 
-  notFound(): NotFoundError {
+  private notFound(): NotFoundError {
     return new NotFoundError(this.spec.resource);
   }
 

@@ -39,9 +39,10 @@ describe('outbound limits across calls workers (CONTRACT.md "Limits")', function
       expect(events.map((e) => e.sequence)).to.deep.equal([1, 2, 3, 4]);
       intervals.push([events[1].occurred_at.getTime(), events[3].occurred_at.getTime()]);
     }
-    const most = maxOverlap(intervals);
-    expect(most).to.be.at.most(3);
-    expect(most, 'the limit was reached, so the test could have failed').to.equal(3);
+    expect(maxOverlap(intervals)).to.be.at.most(3);
+    // Calls did wait for a slot: some call started ringing only after another had ended.
+    const firstEnd = Math.min(...intervals.map(([, end]) => end));
+    expect(intervals.some(([start]) => start >= firstEnd), 'calls queued behind the limit').to.equal(true);
   });
 
   it('no more than max_calls_per_hour start in a rolling hour; the rest wait queued', async () => {

@@ -138,7 +138,7 @@ describe('organization settings (CONTRACT.md "Other areas")', () => {
 
     it('lists the texts newest first, with the charge in the paying organization\'s currency', async () => {
       const euro = await createOrg({ currency: 'EUR' });
-      const ids = [];
+      const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push(await insertMessage(euro.id, euro.id, { callId: `call_${process.pid}_${seq}_${i}`, chargeMicros: 1_250_000 }));
       const { pages, items } = await walkList(asCaller(euro.key), '/v1/messages', 2);
       expect(pages).to.have.lengthOf(2);
