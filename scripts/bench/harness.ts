@@ -12,9 +12,14 @@ export async function benchDatabase(name: string): Promise<string> {
   return url.toString();
 }
 
-/** Starts a compiled entry point with `env` and waits until `readyUrl` answers. */
+/**
+ * Starts a compiled entry point with `env` and waits until `readyUrl` answers.
+ * With BENCH_CPU_PROFILE=<dir>, each server writes a V8 CPU profile there when it exits.
+ */
 export async function startServer(entry: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
-  const child = fork(entry, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const profileDir = process.env.BENCH_CPU_PROFILE;
+  const execArgv = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = fork(entry, { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {

@@ -67,10 +67,16 @@ export class CallLimits {
     return { callIds, retryAt: retryAt > 0 ? new Date(retryAt) : null };
   }
 
-  /** Frees the call's concurrency slot (idempotent). Its start still counts for the hour. */
-  async release(orgId: string, callId: string): Promise<void> {
+  /** Frees calls' concurrency slots (idempotent). Their starts still count for the hour. */
+  async release(orgId: string, callIds: string[]): Promise<void> {
+    if (callIds.length === 0) return;
     const [waiting, active] = this.keys(orgId);
-    await this.redis.multi().zrem(active, callId).zrem(waiting, callId).exec();
+    await this.redis.multi().zrem(active, ...callIds).zrem(waiting, ...callIds).exec();
+  }
+
+  /** Organizations with calls waiting for admission, for the sweeper. */
+  async orgsWithWaitingCalls(): Promise<string[]> {
+    return this.scanOrgs('waiting');
   }
 
   /** Calls holding a slot, for the sweeper. */
@@ -80,7 +86,11 @@ export class CallLimits {
 
   /** Organizations with calls holding a slot, for the sweeper. */
   async orgsWithActiveCalls(): Promise<string[]> {
-    const prefix = redisKey('calls', 'active', '');
+    return this.scanOrgs('active');
+  }
+
+  private async scanOrgs(set: 'waiting' | 'active'): Promise<string[]> {
+    const prefix = redisKey('calls', set, '');
     const orgs: string[] = [];
     let cursor = '0';
     do {

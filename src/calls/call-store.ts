@@ -77,27 +77,50 @@ export async function markDialed(em: EntityManager, ids: string[]): Promise<Dial
   }));
 }
 
-/** queued → ringing, at the time the carrier started ringing. False when it already moved on. */
-export async function markRinging(em: EntityManager, callId: string, at: Date): Promise<boolean> {
-  const rows = await em.query(
-    withEvent(`UPDATE calls SET status = 'ringing', last_sequence = last_sequence + 1, updated_at = now() WHERE id = $1 AND status = 'queued'`, 'call.ringing', '$3', '$2'),
-    [callId, at, newId('evt')],
+/**
+ * A batch status change: `set` and `guard` apply to calls `c` joined with the input rows `i`
+ * (id, at, event_id); each changed call gets its event, from its new row, at `i.at`.
+ */
+async function changeMany(em: EntityManager, items: Array<{ id: string; at: Date }>, event: string, set: string, guard: string, extra: { columns: string; types: string; values: unknown[][] } | null = null): Promise<Array<{ call_id: string; payload: any }>> {
+  if (items.length === 0) return [];
+  const columns = `id, at, event_id${extra ? `, ${extra.columns}` : ''}`;
+  const types = `$1::varchar[], $2::timestamptz[], $3::varchar[]${extra ? `, ${extra.types}` : ''}`;
+  return em.query(
+    `WITH i AS (SELECT * FROM unnest(${types}) AS i(${columns})),
+          changed AS (UPDATE calls c SET ${set}, last_sequence = c.last_sequence + 1, updated_at = now()
+                        FROM i WHERE c.id = i.id AND ${guard}
+                      RETURNING c AS row, i.at, i.event_id)
+     INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
+     SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at
+       FROM changed ch
+     RETURNING call_id, payload`,
+    [items.map((x) => x.id), items.map((x) => x.at), items.map(() => newId('evt')), ...(extra?.values ?? [])],
   );
-  return rows.length > 0;
 }
 
-/** ringing → in_progress (answered) at `at`. False when it was not ringing. */
-export async function markInProgress(em: EntityManager, callId: string, at: Date): Promise<boolean> {
-  const rows = await em.query(
-    withEvent(
-      `UPDATE calls SET status = 'in_progress', started_at = $2, last_sequence = last_sequence + 1, updated_at = now() WHERE id = $1 AND status = 'ringing'`,
-      'call.in_progress',
-      '$3',
-      '$2',
-    ),
-    [callId, at, newId('evt')],
-  );
-  return rows.length > 0;
+/** queued → ringing, each at its time. Calls that moved on already are left alone. */
+export async function markRinging(em: EntityManager, items: Array<{ id: string; at: Date }>): Promise<void> {
+  await changeMany(em, items, 'call.ringing', `status = 'ringing'`, `c.status = 'queued'`);
+}
+
+/** Calls still queued that the carrier reports further along: they rang when they were dialed. */
+export async function catchUpRinging(em: EntityManager, ids: string[], fallback: Date): Promise<void> {
+  const rows: Array<{ id: string; dialed_at: Date | null }> = await em.query(`SELECT id, dialed_at FROM calls WHERE id = ANY($1) AND status = 'queued'`, [ids]);
+  await markRinging(em, rows.map((r) => ({ id: r.id, at: r.dialed_at ?? fallback })));
+}
+
+/** ringing → in_progress (answered), each at its time. */
+export async function markInProgress(em: EntityManager, items: Array<{ id: string; at: Date }>): Promise<void> {
+  await changeMany(em, items, 'call.in_progress', `status = 'in_progress', started_at = i.at`, `c.status = 'ringing'`);
+}
+
+export interface Ending {
+  id: string;
+  status: TerminalStatus;
+  endReason: EndReason;
+  durationSeconds: number;
+  chargeMicros: bigint;
+  at: Date;
 }
 
 export interface EndedCall {
@@ -111,42 +134,47 @@ export interface EndedCall {
 }
 
 /**
- * Ends an unfinished call with its terminal status, reason, duration and charge, and writes
- * `call.completed`. The outcome is the simulated script's for a completed call, `unreachable`
- * for one never answered, none for one canceled. Null when the call had already ended.
+ * Ends unfinished calls with their terminal status, reason, duration and charge, and writes
+ * each one's `call.completed`. The outcome is the simulated script's for a completed call,
+ * `unreachable` for one never answered, none for one canceled. Calls already ended are left out.
  */
-export async function markEnded(
-  em: EntityManager,
-  callId: string,
-  end: { status: TerminalStatus; endReason: EndReason; durationSeconds: number; chargeMicros: bigint; at: Date },
-): Promise<EndedCall | null> {
-  const rows = await em.query(
-    withEvent(
-      `UPDATE calls SET status = $2::varchar, end_reason = $3, duration_seconds = $4, charge_micros = $5, ended_at = $6,
-              outcome = CASE $2::varchar WHEN 'completed' THEN simulate->>'outcome' WHEN 'canceled' THEN NULL ELSE 'unreachable' END,
-              last_sequence = last_sequence + 1, updated_at = now()
-        WHERE id = $1 AND status NOT IN ${TERMINAL}`,
-      'call.completed',
-      '$7',
-      '$6',
-    ),
-    [callId, end.status, end.endReason, end.durationSeconds, end.chargeMicros.toString(), end.at, newId('evt')],
+export async function markEnded(em: EntityManager, endings: Ending[]): Promise<EndedCall[]> {
+  const rows = await changeMany(
+    em,
+    endings,
+    'call.completed',
+    `status = i.status, end_reason = i.end_reason, duration_seconds = i.duration_seconds, charge_micros = i.charge_micros, ended_at = i.at,
+     outcome = CASE i.status WHEN 'completed' THEN c.simulate->>'outcome' WHEN 'canceled' THEN NULL ELSE 'unreachable' END`,
+    `c.status NOT IN ${TERMINAL}`,
+    {
+      columns: 'status, end_reason, duration_seconds, charge_micros',
+      types: '$4::varchar[], $5::varchar[], $6::int[], $7::bigint[]',
+      values: [endings.map((e) => e.status), endings.map((e) => e.endReason), endings.map((e) => e.durationSeconds), endings.map((e) => e.chargeMicros.toString())],
+    },
   );
-  if (rows.length === 0) return null;
-  const p = rows[0].payload;
-  return {
-    id: callId,
+  return rows.map(({ payload: p }) => ({
+    id: p.call_id,
     orgId: p.org_id,
     campaignId: p.campaign_id,
     status: p.status as TerminalStatus,
     outcome: p.outcome,
     phoneNumber: p.phone_number,
     durationSeconds: p.duration_seconds,
-  };
+  }));
 }
 
-/** The current status of a call, locking it for the caller's transaction. */
-export async function lockCall(em: EntityManager, callId: string): Promise<{ status: CallStatus; startedAt: Date | null; dialedAt: Date | null; orgId: string; payerOrgId: string; simulate: SimulateScript } | null> {
-  const [row] = await em.query('SELECT status, started_at, dialed_at, org_id, payer_org_id, simulate FROM calls WHERE id = $1 FOR UPDATE', [callId]);
-  return row ? { status: row.status, startedAt: row.started_at, dialedAt: row.dialed_at, orgId: row.org_id, payerOrgId: row.payer_org_id, simulate: row.simulate } : null;
+export interface OpenCall {
+  id: string;
+  status: CallStatus;
+  startedAt: Date | null;
+  orgId: string;
+}
+
+/** The unfinished ones of `ids`, locked for the caller's transaction (in id order, so batches never deadlock). */
+export async function lockOpenCalls(em: EntityManager, ids: string[]): Promise<OpenCall[]> {
+  const rows = await em.query(
+    `SELECT id, status, started_at, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL} ORDER BY id FOR UPDATE`,
+    [ids],
+  );
+  return rows.map((r: any) => ({ id: r.id, status: r.status, startedAt: r.started_at, orgId: r.org_id }));
 }

@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { redisKey } from '../lib/redis.js';
 import type { CarrierReport, ScheduledReport } from './carrier.js';
 
 export interface DispatchJob {
@@ -7,23 +10,49 @@ export interface DispatchJob {
 export interface DialJob {
   callId: string;
 }
+/** One carrier report for calls that share it and its time (calls dialed together). */
 export interface ReportJob {
-  callId: string;
+  callIds: string[];
   report: CarrierReport;
-  /** ISO time the carrier's state change happened (the event's `occurred_at`). */
+  /** ISO time the carrier's state change happened (the events' `occurred_at`). */
   at: string;
 }
 export interface CampaignTickJob {
   campaignId: string;
 }
 
+/** A dispatch already requested and not yet started covers any further request for 30 s. */
+const DISPATCH_PENDING_SECONDS = 30;
+
 /** Typed producers of the `calls` queue. Payloads are ids and plain JSON only. */
 export class CallJobs {
-  constructor(readonly queue: Queue) {}
+  constructor(
+    readonly queue: Queue,
+    private readonly redis: Redis,
+  ) {}
 
-  /** Admit an organization's waiting calls (now, or after `delayMs`). */
+  private pendingKey(orgId: string): string {
+    return redisKey('calls', 'dispatch-pending', orgId);
+  }
+
+  /**
+   * Asks for an organization's waiting calls to be admitted. Requests made while a dispatch
+   * is pending and not yet started collapse into it; the dispatcher clears the mark when it
+   * starts, so a request made while it runs queues another: no wake-up is lost.
+   */
   async dispatch(orgId: string, delayMs = 0): Promise<void> {
-    await this.queue.add('dispatch', { orgId } satisfies DispatchJob, { delay: Math.max(0, delayMs) });
+    if (delayMs > 0) {
+      await this.queue.add('dispatch', { orgId } satisfies DispatchJob, { delay: delayMs });
+      return;
+    }
+    if (await this.redis.set(this.pendingKey(orgId), '1', 'EX', DISPATCH_PENDING_SECONDS, 'NX')) {
+      await this.queue.add('dispatch', { orgId } satisfies DispatchJob);
+    }
+  }
+
+  /** Called by the dispatcher as it starts. */
+  async dispatchStarted(orgId: string): Promise<void> {
+    await this.redis.del(this.pendingKey(orgId));
   }
 
   /** Dial a call that needs no admission (inbound). */
@@ -32,16 +61,27 @@ export class CallJobs {
   }
 
   /**
-   * Schedules the carrier's reports of a call, each at its time. The job ids are fixed per
-   * call and report, so scheduling twice (a replayed dial) adds nothing.
+   * Schedules the carrier's reports of calls, each at its time, one job per report and time
+   * shared by several calls. Job ids are fixed by the calls, report and time, so scheduling
+   * the same again (a replayed dial) adds nothing.
    */
-  async reports(callId: string, scheduled: ScheduledReport[]): Promise<void> {
+  async reports(scheduled: Array<{ callId: string } & ScheduledReport>): Promise<void> {
+    const groups = new Map<string, ReportJob>();
+    for (const { callId, report, at } of scheduled) {
+      const key = `${JSON.stringify(report)}@${at.toISOString()}`;
+      const group = groups.get(key) ?? { callIds: [], report, at: at.toISOString() };
+      group.callIds.push(callId);
+      groups.set(key, group);
+    }
     const now = Date.now();
     await this.queue.addBulk(
-      scheduled.map(({ report, at }) => ({
+      [...groups.entries()].map(([key, data]) => ({
         name: 'report',
-        data: { callId, report, at: at.toISOString() } satisfies ReportJob,
-        opts: { jobId: `report-${callId}-${report.kind}`, delay: Math.max(0, at.getTime() - now) },
+        data,
+        opts: {
+          jobId: `report-${createHash('sha256').update(`${key}|${data.callIds.join(',')}`).digest('hex').slice(0, 32)}`,
+          delay: Math.max(0, new Date(data.at).getTime() - now),
+        },
       })),
     );
   }

@@ -8,7 +8,7 @@ import { CallEngine } from './engine.js';
 /** The engine and its producers over one Redis connection, for the API and the workers. */
 export function createCallsRuntime(redis: Redis) {
   const queue = createQueue('calls', redis);
-  const engine = new CallEngine(new CallLimits(redis), new CallJobs(queue));
+  const engine = new CallEngine(new CallLimits(redis), new CallJobs(queue, redis));
   return { engine, calls: new CallsService(engine), close: () => queue.close() };
 }
 

@@ -1,38 +1,37 @@
 import type { EntityManager } from 'typeorm';
-import { callCharge, payerOf } from '../billing/charges.js';
-import { appendLedger } from '../billing/ledger.js';
+import { callCharge } from '../billing/charges.js';
+import { appendLedger, type LedgerLine } from '../billing/ledger.js';
 import { db } from '../lib/db.js';
 import { sendConfirmation } from '../messaging/texts.js';
 import { Organization } from '../orgs/organization.entity.js';
-import { TERMINAL_STATUSES, type EndReason, type TerminalStatus } from './call.entity.js';
+import type { EndReason, TerminalStatus } from './call.entity.js';
 import type { CallLimits } from './call-limits.js';
-import { lockCall, markDialed, markEnded, markInProgress, markRinging, type EndedCall } from './call-store.js';
+import { catchUpRinging, lockOpenCalls, markDialed, markEnded, markInProgress, markRinging, type EndedCall } from './call-store.js';
 import type { CallJobs } from './calls.jobs.js';
-import type { CarrierReport } from './carrier.js';
+import type { CarrierReport, ScheduledReport } from './carrier.js';
 import { carrierFor } from './simulator.js';
 
-const isTerminal = (status: string): status is TerminalStatus => (TERMINAL_STATUSES as readonly string[]).includes(status);
-
-/** Hooks other domains attach to a call's end: `during` runs in its transaction, `after` after commit. */
+/** Hooks other domains attach to calls' ends: `during` runs in the ending transaction, `after` after commit. */
 export interface CallEndHooks {
-  during(em: EntityManager, call: EndedCall): Promise<void>;
-  after(call: EndedCall): Promise<void>;
+  during(em: EntityManager, calls: EndedCall[]): Promise<void>;
+  after(calls: EndedCall[]): Promise<void>;
 }
 
 /** How a call ends: by the carrier, or on our side (canceled, tenant disabled). */
-interface Ending {
+export interface EndRequest {
   status: TerminalStatus;
   endReason: EndReason;
   at: Date;
-  /** Seconds to bill; by default the carrier's, or the seconds in progress up to `at`. */
+  /** Seconds to bill: the carrier's; when absent, the seconds in progress up to `at`. */
   durationSeconds?: number;
 }
 
 /**
  * The call engine: admits queued calls within their organization's limits, hands them to
- * the carrier, and applies the carrier's reports as status changes. Every status change and
- * its event are one statement or one transaction; every step is idempotent, so a job that runs
- * twice (a worker killed mid-job) changes nothing the second time and nothing is charged twice.
+ * the carrier, and applies the carrier's reports as status changes. It works on batches of
+ * calls (those admitted together share their carrier reports), every status change and its
+ * events are one statement or one transaction, and every step is idempotent: a job that runs
+ * twice (a worker killed mid-job) changes nothing the second time and charges nothing twice.
  */
 export class CallEngine {
   private readonly hooks: CallEndHooks[] = [];
@@ -54,6 +53,7 @@ export class CallEngine {
 
   /** Admits what the organization's limits allow, in creation order, and dials it. */
   async dispatch(orgId: string): Promise<void> {
+    await this.jobs.dispatchStarted(orgId);
     const [org] = await db.query('SELECT max_concurrent_calls, max_calls_per_hour FROM organizations WHERE id = $1', [orgId]);
     if (!org) return;
     const limits = { maxConcurrentCalls: org.max_concurrent_calls, maxCallsPerHour: org.max_calls_per_hour };
@@ -76,75 +76,87 @@ export class CallEngine {
     if (calls.length < callIds.length) {
       const open = new Set(calls.map((c) => c.id));
       const ended = await db.query('SELECT id, org_id FROM calls WHERE id = ANY($1)', [callIds.filter((id) => !open.has(id))]);
-      for (const row of ended) await this.limits.release(row.org_id, row.id);
+      for (const row of ended) await this.limits.release(row.org_id, [row.id]);
     }
     const providers = new Map<string, string>();
+    const scheduled: Array<{ callId: string } & ScheduledReport> = [];
     for (const call of calls) {
       if (!providers.has(call.orgId)) {
         const [org] = await db.query('SELECT carrier_provider FROM organizations WHERE id = $1', [call.orgId]);
         providers.set(call.orgId, org.carrier_provider);
       }
-      const carrier = carrierFor(providers.get(call.orgId)!);
-      const reports = await carrier.dial({ callId: call.id, to: call.phoneNumber, from: call.ourNumber, dialedAt: call.dialedAt, simulate: call.simulate });
-      await this.jobs.reports(call.id, reports);
+      const reports = await carrierFor(providers.get(call.orgId)!).dial({ callId: call.id, to: call.phoneNumber, from: call.ourNumber, dialedAt: call.dialedAt, simulate: call.simulate });
+      scheduled.push(...reports.map((r) => ({ callId: call.id, ...r })));
     }
+    await this.jobs.reports(scheduled);
   }
 
-  /** Applies one carrier report, writing the status change(s) and event(s) it implies. */
-  async applyReport(callId: string, report: CarrierReport, at: Date): Promise<void> {
+  /** Applies one carrier report to calls, writing the status change(s) and event(s) it implies. */
+  async applyReport(callIds: string[], report: CarrierReport, at: Date): Promise<void> {
     if (report.kind === 'ringing') {
-      await markRinging(db.manager, callId, at);
+      await markRinging(db.manager, callIds.map((id) => ({ id, at })));
     } else if (report.kind === 'answered') {
-      if (!(await markInProgress(db.manager, callId, at))) await this.catchUp(db.manager, callId, 'in_progress', at);
+      await catchUpRinging(db.manager, callIds, at);
+      await markInProgress(db.manager, callIds.map((id) => ({ id, at })));
     } else {
-      await this.end(callId, { status: report.status, endReason: report.status, durationSeconds: report.durationSeconds, at });
+      await this.end(callIds, { status: report.status, endReason: report.status, durationSeconds: report.durationSeconds, at });
     }
   }
 
   /**
-   * Ends a call whatever its state (a canceled call, a disabled tenant's): charged for the
-   * seconds it was in progress up to `at`, if any. Returns false when it had already ended.
+   * Ends unfinished calls in one transaction: status, event, charge per started second,
+   * confirmation text, other domains' hooks, ledger. Returns the calls it ended.
    */
-  async endOnOurSide(callId: string, endReason: EndReason, at: Date): Promise<boolean> {
-    return this.end(callId, { status: 'canceled', endReason, at });
-  }
-
-  private async end(callId: string, ending: Ending): Promise<boolean> {
+  async end(callIds: string[], request: EndRequest): Promise<EndedCall[]> {
     const ended = await db.transaction(async (em) => {
-      const call = await lockCall(em, callId);
-      if (!call || isTerminal(call.status)) return null; // already ended: nothing to do, nothing to charge
-      if (ending.status === 'completed') await this.catchUp(em, callId, 'in_progress', call.startedAt ?? ending.at);
-      if (ending.status === 'no_answer') await this.catchUp(em, callId, 'ringing', call.dialedAt ?? ending.at);
-      const talked = call.startedAt && call.status === 'in_progress' ? Math.ceil((ending.at.getTime() - call.startedAt.getTime()) / 1000) : 0;
-      const seconds = ending.durationSeconds ?? Math.max(0, talked);
-
-      const org = await em.findOneByOrFail(Organization, { id: call.orgId });
-      const payer = await payerOf(em, org);
-      const charge = callCharge({ id: callId, orgId: org.id }, payer, seconds);
-      const result = await markEnded(em, callId, { status: ending.status, endReason: ending.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at: ending.at });
-      if (!result) return null;
-      const text = await sendConfirmation(em, result, org, payer);
+      const open = await lockOpenCalls(em, callIds);
+      if (open.length === 0) return [];
+      const ids = open.map((c) => c.id);
+      if (request.status === 'completed' || request.status === 'no_answer') await catchUpRinging(em, ids, request.at);
+      if (request.status === 'completed') {
+        await markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
+      }
+      const orgs = await this.orgsWithPayers(em, [...new Set(open.map((c) => c.orgId))]);
+      const ledger: LedgerLine[] = [];
+      const endings = open.map((call) => {
+        const { payer } = orgs.get(call.orgId)!;
+        const talked = call.status === 'in_progress' && call.startedAt ? Math.ceil((request.at.getTime() - call.startedAt.getTime()) / 1000) : 0;
+        const seconds = request.durationSeconds ?? Math.max(0, talked);
+        const charge = callCharge({ id: call.id, orgId: call.orgId }, payer, seconds);
+        if (charge.line) ledger.push(charge.line);
+        return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at: request.at };
+      });
+      const result = await markEnded(em, endings);
+      for (const call of result) {
+        const { org, payer } = orgs.get(call.orgId)!;
+        const text = await sendConfirmation(em, call, org, payer);
+        if (text) ledger.push(text);
+      }
       for (const hook of this.hooks) await hook.during(em, result);
-      // Last, so the payer's balance row is locked only for the commit.
-      await appendLedger(em, ...[charge.line, text].filter((line) => line !== null));
+      // Last, so each payer's balance row is locked only for the commit.
+      await appendLedger(em, ...ledger);
       return result;
     });
-    if (!ended) return false;
-    await this.afterEnd(ended);
-    return true;
+    if (ended.length) await this.afterEnd(ended);
+    return ended;
   }
 
-  /** Slot release, admission of the next waiting call, and other domains' follow-ups. */
-  async afterEnd(call: EndedCall): Promise<void> {
-    await this.limits.release(call.orgId, call.id);
-    await this.jobs.dispatch(call.orgId);
-    for (const hook of this.hooks) await hook.after(call);
+  /** Slot release, admission of the next waiting calls, and other domains' follow-ups. */
+  async afterEnd(calls: EndedCall[]): Promise<void> {
+    const byOrg = new Map<string, string[]>();
+    for (const call of calls) byOrg.set(call.orgId, [...(byOrg.get(call.orgId) ?? []), call.id]);
+    for (const [orgId, ids] of byOrg) {
+      await this.limits.release(orgId, ids);
+      await this.jobs.dispatch(orgId);
+    }
+    for (const hook of this.hooks) await hook.after(calls);
   }
 
-  /** Writes the steps a call skipped (a report lost or applied out of order), each with its event. */
-  private async catchUp(em: EntityManager, callId: string, to: 'ringing' | 'in_progress', at: Date): Promise<void> {
-    const [row] = await em.query('SELECT dialed_at FROM calls WHERE id = $1', [callId]);
-    await markRinging(em, callId, row?.dialed_at ?? at);
-    if (to === 'in_progress') await markInProgress(em, callId, at);
+  private async orgsWithPayers(em: EntityManager, orgIds: string[]): Promise<Map<string, { org: Organization; payer: Organization }>> {
+    const orgs = await em.getRepository(Organization).createQueryBuilder('o').where('o.id IN (:...ids)', { ids: orgIds }).getMany();
+    const parentIds = orgs.map((o) => o.parentId).filter((id): id is string => id !== null);
+    const parents = parentIds.length ? await em.getRepository(Organization).createQueryBuilder('o').where('o.id IN (:...ids)', { ids: parentIds }).getMany() : [];
+    const byId = new Map([...orgs, ...parents].map((o) => [o.id, o]));
+    return new Map(orgs.map((org) => [org.id, { org, payer: org.parentId ? byId.get(org.parentId)! : org }]));
   }
 }

@@ -42,10 +42,11 @@ export async function sweepCalls(engine: CallEngine): Promise<{ requeued: number
       `SELECT id FROM calls WHERE id = ANY($1) AND status IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`,
       [holding],
     );
-    for (const { id } of ended) await engine.limits.release(orgId, id);
-    if (ended.length) await engine.jobs.dispatch(orgId);
+    await engine.limits.release(orgId, ended.map((c) => c.id));
     released += ended.length;
   }
+  // ...and every organization with calls waiting gets a dispatch (a lost wake-up is made up).
+  for (const orgId of await engine.limits.orgsWithWaitingCalls()) await engine.jobs.dispatch(orgId);
 
   // 4. Running campaigns: a tick lost between a call's end and its follow-up is made up here.
   const running: Array<{ id: string }> = await db.query(`SELECT id FROM campaigns WHERE state = 'running'`);

@@ -86,10 +86,13 @@ export async function tickCampaign(engine: CallEngine, campaignId: string): Prom
   if (next.recheckMs !== null) await engine.jobs.campaignTick(campaignId, next.recheckMs);
 }
 
-/** Records a campaign call's end on its contact (done, or due again for a retry), in the call's end transaction. */
-async function recordCampaignCallEnd(em: EntityManager, call: EndedCall): Promise<void> {
-  if (!call.campaignId) return;
-  const [campaign] = await em.query(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [call.campaignId]);
+/** Records campaign calls' ends on their contacts (done, or due again for a retry), in the ending transaction. */
+async function recordCampaignCallEnds(em: EntityManager, calls: EndedCall[]): Promise<void> {
+  for (const call of calls) if (call.campaignId) await recordCampaignCallEnd(em, call, call.campaignId);
+}
+
+async function recordCampaignCallEnd(em: EntityManager, call: EndedCall, campaignId: string): Promise<void> {
+  const [campaign] = await em.query(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [campaignId]);
   if (!campaign) return;
   const retry = RETRY_ON.has(call.status);
   await em.query(
@@ -97,16 +100,17 @@ async function recordCampaignCallEnd(em: EntityManager, call: EndedCall): Promis
         SET state = CASE WHEN $3 AND attempts <= $4 THEN 'pending' ELSE 'done' END,
             next_attempt_at = CASE WHEN $3 AND attempts <= $4 THEN now() + make_interval(secs => $5) ELSE NULL END
       WHERE campaign_id = $1 AND last_call_id = $2 AND state = 'calling'`,
-    [call.campaignId, call.id, retry, campaign.retry_max, campaign.retry_delay_seconds],
+    [campaignId, call.id, retry, campaign.retry_max, campaign.retry_delay_seconds],
   );
 }
 
 /** Campaign calls report their end to the campaign, which then dials on. */
 export function registerCampaignHooks(engine: CallEngine): void {
   engine.onCallEnd({
-    during: recordCampaignCallEnd,
+    during: recordCampaignCallEnds,
     after: async (ended) => {
-      if (ended.campaignId) await engine.jobs.campaignTick(ended.campaignId);
+      const campaigns = new Set(ended.map((c) => c.campaignId).filter((id) => id !== null));
+      for (const id of campaigns) await engine.jobs.campaignTick(id);
     },
   });
 }

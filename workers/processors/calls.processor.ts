@@ -10,7 +10,7 @@ export function callsProcessors({ engine }: CallsRuntime): Processors<'calls'> {
   return {
     dispatch: (job: Job<DispatchJob>) => engine.dispatch(job.data.orgId),
     dial: (job: Job<DialJob>) => engine.dial([job.data.callId]),
-    report: (job: Job<ReportJob>) => engine.applyReport(job.data.callId, job.data.report, new Date(job.data.at)),
+    report: (job: Job<ReportJob>) => engine.applyReport(job.data.callIds, job.data.report, new Date(job.data.at)),
     sweep: () => sweepCalls(engine),
     'campaign-tick': (job: Job<CampaignTickJob>) => tickCampaign(engine, job.data.campaignId),
   };
