@@ -9,14 +9,6 @@ import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, typ
 
 const TERMINAL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
-/** `changed` is a CTE of updated/inserted call rows; appends the event of each. */
-const withEvent = (changed: string, event: string, eventId: string, at: string) => `
-  WITH changed AS (${changed} RETURNING *)
-  INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-  SELECT ${eventId}, c.id, c.org_id, c.last_sequence, '${event}', call_event_payload(ROW(c.*)::calls, '${event}', ${at}), ${at}
-    FROM changed c
-  RETURNING call_id, payload`;
-
 export interface QueuedCall {
   id: string;
   orgId: string;
@@ -31,20 +23,81 @@ export interface QueuedCall {
   createdAt: Date;
 }
 
-/** Inserts a `queued` call and its `call.queued` event (sequence 1), in one statement. */
+const INSERT_CALL = `INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at)`;
+
+/** The `call.queued` event (sequence 1) of each call in CTE `inserted` (column `c`, the row). */
+const queuedEvent = (eventId: string, at: string) => `
+  INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
+  SELECT ${eventId}, (ins.c).id, (ins.c).org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', ${at}), ${at} FROM inserted ins`;
+
+/** Inserts a `queued` call and its `call.queued` event, in one statement. */
 export async function insertQueuedCall(em: EntityManager, call: Omit<QueuedCall, 'id' | 'createdAt'>): Promise<QueuedCall> {
   const row: QueuedCall = { ...call, id: newId('call'), createdAt: new Date() };
   await em.query(
-    withEvent(
-      `INSERT INTO calls (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, 1, $11, $11)`,
-      'call.queued',
-      '$12',
-      '$11',
-    ),
+    `WITH inserted AS (${INSERT_CALL} VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, 1, $11, $11) RETURNING c)
+     ${queuedEvent('$12', '$11')}`,
     [row.id, row.orgId, row.payerOrgId, row.agentId, row.contactId, row.campaignId, row.direction, row.phoneNumber, row.ourNumber, JSON.stringify(row.simulate), row.createdAt, newId('evt')],
   );
   return row;
+}
+
+export interface OutboundRequest {
+  orgId: string;
+  agentId: string;
+  contactId: string;
+  campaignId: string | null;
+  simulate: SimulateScript;
+}
+
+/** Why an outbound call was not placed, or the call placed. */
+export type OutboundResult =
+  | { placed: true; call: QueuedCall; currency: string }
+  | { placed: false; agentFound: boolean; contactFound: boolean; campaignFound: boolean; funded: boolean };
+
+/**
+ * `POST /v1/calls` in ONE statement (it is the API's hottest write): checks the agent, the
+ * contact and the campaign belong to the organization and the payer's balance is above
+ * zero, and only then inserts the call and its `call.queued` event.
+ */
+export async function placeOutboundCall(em: EntityManager, request: OutboundRequest): Promise<OutboundResult> {
+  const id = newId('call');
+  const createdAt = new Date();
+  const [ctx] = await em.query(
+    `WITH ctx AS (
+       SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
+              (SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = o.id AND n.agent_id = a.id ORDER BY n.created_at LIMIT 1) AS our_number,
+              ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found
+         FROM organizations o
+         JOIN organizations p ON p.id = COALESCE(o.parent_id, o.id)
+         LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
+         LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
+        WHERE o.id = $1),
+     inserted AS (
+       ${INSERT_CALL}
+       SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7
+         FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded
+       RETURNING c),
+     event AS (${queuedEvent('$8', '$7')})
+     SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx`,
+    [request.orgId, request.agentId, request.contactId, request.campaignId, id, JSON.stringify(request.simulate), createdAt, newId('evt')],
+  );
+  if (!ctx.placed) {
+    return { placed: false, agentFound: ctx.agent_id !== null, contactFound: ctx.contact_id !== null, campaignFound: ctx.campaign_found, funded: ctx.funded };
+  }
+  const call: QueuedCall = {
+    id,
+    orgId: request.orgId,
+    payerOrgId: ctx.payer_id,
+    agentId: ctx.agent_id,
+    contactId: ctx.contact_id,
+    campaignId: request.campaignId,
+    direction: 'outbound',
+    phoneNumber: ctx.phone_number,
+    ourNumber: ctx.our_number,
+    simulate: request.simulate,
+    createdAt,
+  };
+  return { placed: true, call, currency: ctx.currency };
 }
 
 export interface DialedCall {

@@ -8,7 +8,7 @@ import { formatMoney } from '../lib/money.js';
 import { PhoneNumber } from '../numbers/phone-number.entity.js';
 import { Organization } from '../orgs/organization.entity.js';
 import type { Direction, SimulateScript } from './call.entity.js';
-import { insertQueuedCall, type QueuedCall } from './call-store.js';
+import { insertQueuedCall, placeOutboundCall, type QueuedCall } from './call-store.js';
 import type { CreateCallInput } from './calls.schemas.js';
 import type { CallEngine } from './engine.js';
 
@@ -87,32 +87,20 @@ export class CallsService {
 
   /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. */
   async create(actor: Actor, input: CreateCallInput) {
-    const [ctx] = await db.query(
-      `SELECT a.id AS agent_id, ct.id AS contact_id, ct.phone_number, p.currency, p.balance_micros, p.id AS payer_id,
-              (SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = o.id AND n.agent_id = a.id ORDER BY n.created_at LIMIT 1) AS our_number,
-              $4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id) AS campaign_ok
-         FROM organizations o
-         JOIN organizations p ON p.id = COALESCE(o.parent_id, o.id)
-         LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
-         LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
-        WHERE o.id = $1`,
-      [actor.org.id, input.agent_id, input.contact_id, input.campaign_id ?? null],
-    );
-    if (!ctx.agent_id) throw new NotFoundError('agent');
-    if (!ctx.contact_id) throw new NotFoundError('contact');
-    if (!ctx.campaign_ok) throw new NotFoundError('campaign');
-    if (BigInt(ctx.balance_micros) <= 0n) throw new InsufficientBalanceError();
-    const call = await insertQueuedCall(db.manager, {
+    const result = await placeOutboundCall(db.manager, {
       orgId: actor.org.id,
-      payerOrgId: ctx.payer_id,
-      agentId: ctx.agent_id,
-      contactId: ctx.contact_id,
+      agentId: input.agent_id,
+      contactId: input.contact_id,
       campaignId: input.campaign_id ?? null,
-      direction: 'outbound',
-      phoneNumber: ctx.phone_number,
-      ourNumber: ctx.our_number,
       simulate: input.simulate,
     });
+    if (!result.placed) {
+      if (!result.agentFound) throw new NotFoundError('agent');
+      if (!result.contactFound) throw new NotFoundError('contact');
+      if (!result.campaignFound) throw new NotFoundError('campaign');
+      throw new InsufficientBalanceError();
+    }
+    const { call, currency } = result;
     await this.engine.submitOutbound(call.orgId, [call]);
     return presentCall({
       id: call.id,
@@ -128,7 +116,7 @@ export class CallsService {
       our_number: call.ourNumber,
       duration_seconds: null,
       charge_micros: null,
-      currency: ctx.currency,
+      currency,
       started_at: null,
       ended_at: null,
       created_at: call.createdAt,

@@ -47,8 +47,8 @@ export class CallEngine {
 
   /** Outbound calls just committed as `queued`: queue them for admission. */
   async submitOutbound(orgId: string, calls: Array<{ id: string; createdAt: Date }>): Promise<void> {
-    await this.limits.enqueue(orgId, calls);
-    await this.jobs.dispatch(orgId);
+    // Issued together they share one round trip; Redis runs them in this order.
+    await Promise.all([this.limits.enqueue(orgId, calls), this.jobs.dispatch(orgId)]);
   }
 
   /** Admits what the organization's limits allow, in creation order, and dials it. */
