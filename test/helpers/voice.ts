@@ -81,3 +81,14 @@ export async function eventsOf(callId: string): Promise<Array<{ sequence: number
 export async function balanceOf(org: TestOrg): Promise<string> {
   return (await request(await app()).get('/v1/balance').set('Authorization', bearer(org.key)).expect(200)).body.balance;
 }
+
+/** A real `calls` worker process running for the enclosing `describe` block. */
+export function withCallsWorker(): void {
+  let worker: ChildProcess;
+  before(async () => {
+    worker = await startCallsWorker();
+  });
+  after(async () => {
+    await stopProcess(worker);
+  });
+}

@@ -1,9 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
 import { db } from '../../src/lib/db.js';
 import { app, bearer, expectError, operator } from '../helpers/api.js';
-import { balanceOf, eventsOf, placeCall, startCallsWorker, stopProcess, uniquePhone, voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
+import { balanceOf, eventsOf, placeCall, uniquePhone, voiceOrg, waitForCalls, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
 
 const PAYLOAD_FIELDS = [
   'event', 'call_id', 'org_id', 'status', 'sequence', 'occurred_at', 'phone_number', 'direction', 'outcome',
@@ -12,13 +11,7 @@ const PAYLOAD_FIELDS = [
 
 describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
   this.timeout(60_000);
-  let worker: ChildProcess;
-  before(async () => {
-    worker = await startCallsWorker();
-  });
-  after(async () => {
-    await stopProcess(worker);
-  });
+  withCallsWorker();
 
   describe('lifecycle and events', () => {
     let org: VoiceOrg;

@@ -1,9 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
 import { db } from '../../src/lib/db.js';
 import { app, bearer, expectError } from '../helpers/api.js';
-import { startCallsWorker, stopProcess, voiceOrg, type VoiceOrg } from '../helpers/voice.js';
+import { voiceOrg, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
 
 async function createCampaign(org: VoiceOrg, fields: Record<string, unknown> = {}) {
   return request(await app())
@@ -34,13 +33,7 @@ const utcClock = (hours: number) => new Date(Date.now() + hours * 3_600_000).toI
 
 describe('campaigns', function () {
   this.timeout(60_000);
-  let worker: ChildProcess;
-  before(async () => {
-    worker = await startCallsWorker();
-  });
-  after(async () => {
-    await stopProcess(worker);
-  });
+  withCallsWorker();
 
   it('a draft campaign places no call; started, it calls every contact once through the engine and completes', async () => {
     const org = await voiceOrg({ contacts: 3 });
