@@ -18,6 +18,8 @@ import { CampaignContact } from '../campaigns/campaign-contact.entity.js';
 import { Call } from '../calls/call.entity.js';
 import { CallEvent } from '../calls/call-event.entity.js';
 import { Message } from '../messaging/message.entity.js';
+import { UsageBucket } from '../usage/usage-bucket.entity.js';
+import { UsageWatermark } from '../usage/usage-watermark.entity.js';
 
 export const entities = [
   Organization,
@@ -36,6 +38,8 @@ export const entities = [
   Call,
   CallEvent,
   Message,
+  UsageBucket,
+  UsageWatermark,
 ];
 
 /** Builds a DataSource; the schema always comes from migrations, never `synchronize`. */

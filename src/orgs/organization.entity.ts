@@ -65,6 +65,10 @@ export class Organization {
   @Column({ type: 'boolean', default: false })
   disabled!: boolean;
 
+  /** When a tenant was last disabled: its calls in progress are charged up to this moment. */
+  @Column({ name: 'disabled_at', ...TIMESTAMP, nullable: true })
+  disabledAt!: Date | null;
+
   /** The organization's own number its agents text from (SPEC.md §4.2). */
   @Column({ name: 'sms_sender', type: 'varchar', length: 16, nullable: true })
   smsSender!: string | null;

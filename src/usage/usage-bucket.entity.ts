@@ -1,0 +1,30 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
+
+/**
+ * One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger
+ * (charges, by the organization whose activity caused them) and from completed calls.
+ */
+@Entity('usage_buckets')
+export class UsageBucket {
+  @PrimaryColumn({ name: 'org_id', type: 'varchar', length: 40 })
+  orgId!: string;
+
+  /** Start of the UTC hour. */
+  @PrimaryColumn({ name: 'hour', ...TIMESTAMP })
+  hour!: Date;
+
+  @Column({ name: 'completed_calls', type: 'integer', default: 0 })
+  completedCalls!: number;
+
+  @Column({ name: 'talk_time_seconds', type: 'bigint', default: 0, transformer: bigintTransformer })
+  talkTimeSeconds!: bigint;
+
+  /** Charged for calls, in micros (positive). */
+  @Column({ name: 'call_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  callChargesMicros!: bigint;
+
+  /** Charged for everything else (texts), in micros (positive). */
+  @Column({ name: 'other_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  otherChargesMicros!: bigint;
+}
