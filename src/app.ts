@@ -22,6 +22,12 @@ import { idempotency } from './idempotency/idempotency.middleware.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { inviteRoutes } from './orgs/invites.routes.js';
+import { createQueue } from './lib/queues.js';
+import { TenantJobs } from './tenants/tenants.jobs.js';
+import { tenantRoutes } from './tenants/tenants.routes.js';
+import { TenantsService } from './tenants/tenants.service.js';
+import { usageRoutes } from './usage/usage.routes.js';
 import { agentRoutes } from './agents/agents.routes.js';
 import { bookingPageRoutes, publicBookingPageRoutes } from './booking/booking-page.routes.js';
 import { locationRoutes } from './booking/locations.routes.js';
@@ -52,6 +58,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const idempotencyService = new IdempotencyService(db);
   const orgs = new OrgsService(deps.redis);
   const callsRuntime = createCallsRuntime(deps.redis);
+  const tenantsQueue = createQueue('tenants', deps.redis);
 
   const app = express();
   app.disable('x-powered-by');
@@ -70,6 +77,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const api = new ApiRouter(idempotency(idempotencyService, (res) => actorOf(res).org.id));
   apiKeyRoutes(api, new ApiKeysService(deps.redis));
   billingRoutes(api);
+  inviteRoutes(api);
   organizationRoutes(api);
   carrierRoutes(api);
   agentRoutes(api);
@@ -82,6 +90,8 @@ export function createApp(deps: AppDeps): RinglaneApp {
   bookingPageRoutes(api);
   callRoutes(api, callsRuntime.calls);
   campaignRoutes(api, new CampaignsService(callsRuntime.engine.jobs));
+  tenantRoutes(api, new TenantsService(deps.redis, new TenantJobs(tenantsQueue)));
+  usageRoutes(api);
   // Public, without authentication: an ordinary organization's booking page.
   app.use(publicBookingPageRoutes());
   app.use('/v1', sessionRoutes(), authenticate(credentials), api.router);
@@ -91,6 +101,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const close = async () => {
     await credentials.close();
     await callsRuntime.close();
+    await tenantsQueue.close();
   };
   return { app, credentials, close };
 }

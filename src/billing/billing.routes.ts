@@ -1,11 +1,45 @@
 import type { ApiRouter } from '../http/endpoint.js';
+import { pageOfItems, type PageParams } from '../http/pagination.js';
 import { db } from '../lib/db.js';
+import { billingListQuery } from './billing.schemas.js';
+import { listAddOns, listPlans } from './catalog.js';
+import { listPayments, listReceipts } from './credits.js';
 import { balanceOf } from './ledger.js';
 
-/** `GET /v1/balance` (CONTRACT.md "Other areas: closed to tenants"): a tenant has no balance. */
+/**
+ * The billing area (CONTRACT.md "Other areas: closed to tenants"): the paying organization's
+ * money. A tenant pays nothing itself, so every route here is closed inside a tenant.
+ */
 export function billingRoutes(api: ApiRouter): void {
-  api.get('/balance', {
-    tenant: 'forbidden',
-    handler: ({ actor }) => balanceOf(db.manager, actor.org.id),
-  });
+  api
+    .get('/balance', {
+      tenant: 'forbidden',
+      handler: ({ actor }) => balanceOf(db.manager, actor.org.id),
+    })
+    .get<PageParams>('/payments', {
+      tenant: 'forbidden',
+      query: billingListQuery,
+      handler: ({ actor, query }) => listPayments(actor, query),
+    })
+    .get<PageParams>('/receipts', {
+      tenant: 'forbidden',
+      query: billingListQuery,
+      handler: ({ actor, query }) => listReceipts(actor, query),
+    })
+    .get<PageParams>('/plans', {
+      tenant: 'forbidden',
+      query: billingListQuery,
+      handler: ({ actor, query }) => listPlans(actor, query),
+    })
+    .get<PageParams>('/add-ons', {
+      tenant: 'forbidden',
+      query: billingListQuery,
+      handler: async ({ query }) => listAddOns(query),
+    })
+    // There is no referral program yet: the list exists, empty, with its tenant rule.
+    .get<PageParams>('/referrals', {
+      tenant: 'forbidden',
+      query: billingListQuery,
+      handler: async ({ query }) => pageOfItems([], query),
+    });
 }

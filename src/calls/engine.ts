@@ -54,8 +54,14 @@ export class CallEngine {
   /** Admits what the organization's limits allow, in creation order, and dials it. */
   async dispatch(orgId: string): Promise<void> {
     await this.jobs.dispatchStarted(orgId);
-    const [org] = await db.query('SELECT max_concurrent_calls, max_calls_per_hour FROM organizations WHERE id = $1', [orgId]);
-    if (!org) return;
+    // A tenant's limits, never above its reseller's ceiling; a disabled tenant dials nothing.
+    const [org] = await db.query(
+      `SELECT o.disabled, LEAST(o.max_concurrent_calls, COALESCE(r.max_concurrent_calls, o.max_concurrent_calls)) AS max_concurrent_calls,
+              LEAST(o.max_calls_per_hour, COALESCE(r.max_calls_per_hour, o.max_calls_per_hour)) AS max_calls_per_hour
+         FROM organizations o LEFT JOIN organizations r ON r.id = o.parent_id WHERE o.id = $1`,
+      [orgId],
+    );
+    if (!org || org.disabled) return;
     const limits = { maxConcurrentCalls: org.max_concurrent_calls, maxCallsPerHour: org.max_calls_per_hour };
     for (;;) {
       const admission = await this.limits.admit(orgId, limits);
@@ -120,11 +126,13 @@ export class CallEngine {
       const ledger: LedgerLine[] = [];
       const endings = open.map((call) => {
         const { payer } = orgs.get(call.orgId)!;
-        const talked = call.status === 'in_progress' && call.startedAt ? Math.ceil((request.at.getTime() - call.startedAt.getTime()) / 1000) : 0;
-        const seconds = request.durationSeconds ?? Math.max(0, talked);
+        // Never ends before it was answered (an answer applied after the moment asked for).
+        const at = call.startedAt && call.startedAt > request.at ? call.startedAt : request.at;
+        const talked = call.status === 'in_progress' && call.startedAt ? Math.ceil((at.getTime() - call.startedAt.getTime()) / 1000) : 0;
+        const seconds = request.durationSeconds ?? talked;
         const charge = callCharge({ id: call.id, orgId: call.orgId }, payer, seconds);
         if (charge.line) ledger.push(charge.line);
-        return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at: request.at };
+        return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at };
       });
       const result = await markEnded(em, endings);
       for (const call of result) {

@@ -17,6 +17,8 @@ export interface Context<B, Q, P> {
 interface Common<B, Q, P> {
   /** `forbidden`: the area is closed inside a tenant (SPEC.md §4.1 rule 2). Default `allowed`. */
   tenant?: 'allowed' | 'forbidden';
+  /** A check on the caller that comes before the capability (e.g. reseller access). */
+  guard?: (actor: Actor) => void;
   query?: Joi.Schema;
   params?: Joi.Schema;
   /** Success status; a handler returning `undefined` answers 204. */
@@ -72,6 +74,7 @@ export class ApiRouter {
       const actor = actorOf(res);
       const inTenant = isActingInTenant(actor);
       if (inTenant && spec.tenant === 'forbidden') throw closedToTenants();
+      spec.guard?.(actor);
       if (spec.capability) {
         if (!actor.capabilities.includes(spec.capability)) throw new MissingCapabilityError(spec.capability);
         if (inTenant && actor.org.disabled) {

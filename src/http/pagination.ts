@@ -27,6 +27,9 @@ export function encodeCursor(row: Position): string {
   return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
 }
 
+const invalidCursor = () =>
+  new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);
+
 function decodeCursor(cursor: string): [Date, string] {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -36,7 +39,7 @@ function decodeCursor(cursor: string): [Date, string] {
     if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) throw new Error('bad cursor');
     return [createdAt, id];
   } catch {
-    throw new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);
+    throw invalidCursor();
   }
 }
 
@@ -73,4 +76,20 @@ export async function listPage<R extends Position, T>(
   const more = rows.length > page.limit;
   const data = more ? rows.slice(0, page.limit) : rows;
   return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };
+}
+
+/**
+ * One page of a short list held in code (a catalog), in its own fixed order. The cursor
+ * names the last item of the previous page; one that names no item is refused with 400.
+ */
+export function pageOfItems<T extends { id: string }>(items: readonly T[], page: PageParams): Page<T> {
+  let start = 0;
+  if (page.cursor) {
+    const after = Buffer.from(page.cursor, 'base64url').toString('utf8');
+    start = items.findIndex((item) => item.id === after) + 1;
+    if (start === 0) throw invalidCursor();
+  }
+  const data = items.slice(start, start + page.limit);
+  const more = start + data.length < items.length;
+  return { data, next_cursor: more ? Buffer.from(data[data.length - 1].id).toString('base64url') : null };
 }

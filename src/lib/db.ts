@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { config } from '../config.js';
 import { Organization } from '../orgs/organization.entity.js';
 import { Member } from '../orgs/member.entity.js';
+import { Invite } from '../orgs/invite.entity.js';
 import { ApiKey } from '../auth/api-key.entity.js';
 import { Session } from '../auth/session.entity.js';
 import { LedgerEntry } from '../billing/ledger-entry.entity.js';
@@ -40,6 +41,7 @@ export const entities = [
   Message,
   UsageBucket,
   UsageWatermark,
+  Invite,
 ];
 
 /** Builds a DataSource; the schema always comes from migrations, never `synchronize`. */

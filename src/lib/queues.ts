@@ -10,6 +10,8 @@ import { config } from '../config.js';
 export const QUEUES = {
   maintenance: ['purge-expired'],
   calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick'],
+  tenants: ['apply-state', 'sweep'],
+  usage: ['rollup'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;

@@ -61,7 +61,7 @@ export async function placeCall(org: VoiceOrg, simulate: Record<string, unknown>
 const TERMINAL = ['completed', 'no_answer', 'busy', 'failed', 'canceled'];
 
 /** Polls until every call is in a terminal status; returns them as the API shows them. */
-export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_000): Promise<any[]> {
+export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_000, headers: Record<string, string> = {}): Promise<any[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows = await db.query(`SELECT id, status FROM calls WHERE id = ANY($1)`, [ids]);
@@ -70,7 +70,7 @@ export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_0
     await new Promise((r) => setTimeout(r, 50));
   }
   const api = await app();
-  return Promise.all(ids.map(async (id) => (await request(api).get(`/v1/calls/${id}`).set('Authorization', bearer(org.key)).expect(200)).body));
+  return Promise.all(ids.map(async (id) => (await request(api).get(`/v1/calls/${id}`).set('Authorization', bearer(org.key)).set(headers).expect(200)).body));
 }
 
 /** The outbox rows of a call, in sequence order. */

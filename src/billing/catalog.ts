@@ -1,0 +1,56 @@
+import type { Actor } from '../auth/actor.js';
+import { pageOfItems, type Page, type PageParams } from '../http/pagination.js';
+import { db } from '../lib/db.js';
+import { formatMoney } from '../lib/money.js';
+import { loadOrganization } from '../orgs/organization.service.js';
+
+export interface PlanView {
+  id: string;
+  name: string;
+  description: string;
+  /** The organization's own rates, set by the operator (CONTRACT.md §2 "Rates"). */
+  rates: { per_minute: string; per_text: string };
+  currency: string;
+  /** Whether the organization is on this plan. */
+  current: boolean;
+}
+
+export interface AddOnView {
+  id: string;
+  name: string;
+  description: string;
+}
+
+/** Every organization is on this plan today: there is no plan change yet. */
+const CURRENT_PLAN = 'pay_as_you_go';
+
+/** The one plan there is: usage billed from the balance at the organization's rates. */
+const PLANS = [
+  {
+    id: 'pay_as_you_go',
+    name: 'Pay as you go',
+    description: 'Calls billed per started second at the per-minute rate, texts per text, from the prepaid balance.',
+  },
+] as const;
+
+const ADD_ONS: readonly AddOnView[] = [
+  { id: 'extra_numbers', name: 'Extra phone numbers', description: 'More phone numbers for the organization\'s agents.' },
+  { id: 'call_recording', name: 'Call recording', description: 'Recordings of the organization\'s calls.' },
+];
+
+/** `GET /v1/plans`: the catalog of plans, with the acting organization's rates. */
+export async function listPlans(actor: Actor, page: PageParams): Promise<Page<PlanView>> {
+  const org = await loadOrganization(db.manager, actor.org.id);
+  const plans = PLANS.map((plan) => ({
+    ...plan,
+    rates: { per_minute: formatMoney(org.ratePerMinuteMicros), per_text: formatMoney(org.ratePerTextMicros) },
+    currency: org.currency,
+    current: plan.id === CURRENT_PLAN,
+  }));
+  return pageOfItems(plans, page);
+}
+
+/** `GET /v1/add-ons`: the catalog of add-ons. */
+export function listAddOns(page: PageParams): Page<AddOnView> {
+  return pageOfItems(ADD_ONS, page);
+}

@@ -1,0 +1,22 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import { createInviteSchema, listInvitesQuery, type InviteInput, type InvitesQuery } from './invites.schemas.js';
+import { createInvite, listInvites } from './invites.service.js';
+
+/**
+ * `/v1/invites` (CONTRACT.md "Other areas: closed to tenants"): people invited to become
+ * members of the organization; closed inside a tenant (SPEC.md §4.1 rule 2).
+ */
+export function inviteRoutes(api: ApiRouter): void {
+  api
+    .post<InviteInput>('/invites', {
+      capability: 'settings',
+      tenant: 'forbidden',
+      body: createInviteSchema,
+      handler: ({ actor, body }) => createInvite(actor, body),
+    })
+    .get<InvitesQuery>('/invites', {
+      tenant: 'forbidden',
+      query: listInvitesQuery,
+      handler: ({ actor, query }) => listInvites(actor, query),
+    });
+}

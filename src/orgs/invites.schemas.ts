@@ -1,0 +1,21 @@
+import Joi from 'joi';
+import { CAPABILITIES, type Capability } from '../auth/capabilities.js';
+import { pageQuery, type PageParams } from '../http/pagination.js';
+
+export interface InviteInput {
+  email: string;
+  capabilities: Capability[];
+}
+
+/** `POST /v1/invites {email, capabilities}`; the email is compared lower-cased, as members' are. */
+export const createInviteSchema = Joi.object({
+  email: Joi.string().trim().lowercase().email().max(254).required(),
+  capabilities: Joi.array()
+    .items(Joi.string().valid(...CAPABILITIES))
+    .unique()
+    .required(),
+});
+
+export type InvitesQuery = PageParams;
+
+export const listInvitesQuery = Joi.object(pageQuery);

@@ -1,0 +1,15 @@
+import type { Queue } from 'bullmq';
+
+export interface ApplyStateJob {
+  tenantId: string;
+}
+
+/** Typed producers of the `tenants` queue. */
+export class TenantJobs {
+  constructor(readonly queue: Queue) {}
+
+  /** Run a tenant's disable side effects (idempotent; re-run by the sweeper if lost). */
+  async applyState(tenantId: string): Promise<void> {
+    await this.queue.add('apply-state', { tenantId } satisfies ApplyStateJob);
+  }
+}

@@ -1,0 +1,55 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import type { PageParams } from '../http/pagination.js';
+import {
+  createTenantSchema,
+  listTenantsQuery,
+  tenantIdParams,
+  updateLimitsSchema,
+  updateTenantSchema,
+  type CreateTenantInput,
+  type LimitsInput,
+  type UpdateTenantInput,
+} from './tenants.schemas.js';
+import { requireReseller, type TenantsService } from './tenants.service.js';
+
+/** The tenant endpoints (SPEC.md §4.1): resellers only, and closed inside a tenant. */
+export const TENANT_AREA = { tenant: 'forbidden', guard: requireReseller } as const;
+
+export function tenantRoutes(api: ApiRouter, tenants: TenantsService): void {
+  api
+    .post<CreateTenantInput>('/tenants', {
+      ...TENANT_AREA,
+      capability: 'settings',
+      body: createTenantSchema,
+      handler: ({ actor, body }) => tenants.create(actor, body),
+    })
+    .get<PageParams & { external_ref?: string }>('/tenants', {
+      ...TENANT_AREA,
+      query: listTenantsQuery,
+      handler: ({ actor, query }) => tenants.list(actor, query),
+    })
+    .get<unknown, { id: string }>('/tenants/:id', {
+      ...TENANT_AREA,
+      params: tenantIdParams,
+      handler: ({ actor, params }) => tenants.get(actor, params.id),
+    })
+    .patch<UpdateTenantInput, unknown, { id: string }>('/tenants/:id', {
+      ...TENANT_AREA,
+      capability: 'settings',
+      params: tenantIdParams,
+      body: updateTenantSchema,
+      handler: ({ actor, params, body }) => tenants.update(actor, params.id, body),
+    })
+    .get<unknown, { id: string }>('/tenants/:id/limits', {
+      ...TENANT_AREA,
+      params: tenantIdParams,
+      handler: ({ actor, params }) => tenants.limits(actor, params.id),
+    })
+    .patch<LimitsInput, unknown, { id: string }>('/tenants/:id/limits', {
+      ...TENANT_AREA,
+      capability: 'settings',
+      params: tenantIdParams,
+      body: updateLimitsSchema,
+      handler: ({ actor, params, body }) => tenants.updateLimits(actor, params.id, body),
+    });
+}

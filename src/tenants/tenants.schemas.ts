@@ -1,0 +1,49 @@
+import Joi from 'joi';
+import { pageQuery } from '../http/pagination.js';
+import { timezone } from '../http/schemas.js';
+import { INDUSTRIES, type Industry } from './industry-catalog.js';
+
+const externalRef = Joi.string().trim().min(1).max(200);
+
+export const createTenantSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(200).required(),
+  timezone: timezone().required(),
+  industry: Joi.string()
+    .valid(...INDUSTRIES)
+    .required()
+    .messages({ 'any.only': `{{#label}} must be one of ${INDUSTRIES.join(', ')}` }),
+  external_ref: externalRef,
+});
+
+export const updateTenantSchema = Joi.object({
+  name: Joi.string().trim().min(1).max(200),
+  timezone: timezone(),
+  external_ref: externalRef.allow(null),
+  disabled: Joi.boolean(),
+}).min(1);
+
+export const listTenantsQuery = Joi.object({ ...pageQuery, external_ref: externalRef });
+
+const limit = Joi.number().integer().strict().min(1);
+export const updateLimitsSchema = Joi.object({ max_concurrent_calls: limit, max_calls_per_hour: limit }).min(1);
+
+export const tenantIdParams = Joi.object({ id: Joi.string().max(40).required() });
+
+export interface CreateTenantInput {
+  name: string;
+  timezone: string;
+  industry: Industry;
+  external_ref?: string;
+}
+
+export interface UpdateTenantInput {
+  name?: string;
+  timezone?: string;
+  external_ref?: string | null;
+  disabled?: boolean;
+}
+
+export interface LimitsInput {
+  max_concurrent_calls?: number;
+  max_calls_per_hour?: number;
+}

@@ -1,0 +1,97 @@
+import { AppError } from '../lib/errors.js';
+
+/** SPEC.md §8: a usage window spans at most 366 days. */
+export const MAX_WINDOW_DAYS = 366;
+
+export const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** 400 `invalid_window` (CONTRACT.md "Usage"): a bad `since`/`until`, or a window that is empty or too long. */
+export class InvalidWindowError extends AppError {
+  constructor(message: string) {
+    super(400, 'invalid_window', message);
+  }
+}
+
+/** A half-open window of time: `since` ≤ t < `until`. */
+export interface UsageWindow {
+  since: Date;
+  until: Date;
+}
+
+/** `2026-11-01T00:00:00Z`, optionally with 1 to 9 fractional digits; always UTC with `Z`. */
+const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * Parses an ISO 8601 UTC timestamp ending in `Z` (no other offset, no date-only form) or
+ * returns null. Digits below the millisecond round up to the next millisecond: times are
+ * stored to the millisecond, so a bound rounded up selects exactly the same rows.
+ */
+export function parseUtcTimestamp(text: unknown): Date | null {
+  if (typeof text !== 'string') return null;
+  const m = ISO_UTC.exec(text);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  const fraction = (m[7] ?? '').padEnd(9, '0');
+  if (year < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
+  date.setUTCFullYear(year, month - 1, day); // not Date.UTC, which reads the years 0-99 as 1900-1999
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
+  const micro = Number(fraction.slice(3));
+  const ms = date.getTime() + Number(fraction.slice(0, 3)) + (micro > 0 ? 1 : 0);
+  return ms > LATEST ? null : new Date(ms);
+}
+
+function monthStart(year: number, monthIndex: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, 1); // not Date.UTC, which reads the years 0-99 as 1900-1999
+  return date;
+}
+
+/** The first instant of the UTC calendar month containing `at`. */
+export const startOfUtcMonth = (at: Date): Date => monthStart(at.getUTCFullYear(), at.getUTCMonth());
+
+/** The first instant of the UTC calendar month after the one containing `at`. */
+export const startOfNextUtcMonth = (at: Date): Date => monthStart(at.getUTCFullYear(), at.getUTCMonth() + 1);
+
+/** The start of the UTC hour containing `at`. */
+export const floorHour = (at: Date): Date => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+
+/** `at` if it starts a UTC hour, else the start of the next hour. */
+export const ceilHour = (at: Date): Date => new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
+
+function parseBound(name: string, value: unknown): Date | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseUtcTimestamp(value);
+  if (!parsed) throw new InvalidWindowError(`${name} must be an ISO 8601 UTC timestamp ending in Z, such as 2026-11-01T00:00:00Z.`);
+  return parsed;
+}
+
+/**
+ * The window of a usage request (SPEC.md §4.1, §8):
+ * - neither bound: the current UTC calendar month, [first instant, first instant of the next month);
+ * - `since` alone: up to `now`;
+ * - `until` alone: from the first instant of the UTC calendar month holding the last moment
+ *   before `until` (so `until=2026-11-01T00:00:00Z` alone is the whole of October);
+ * - `until` must be after `since`, and the window at most 366 days: else 400 `invalid_window`.
+ */
+export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, now: Date = new Date()): UsageWindow {
+  const since = parseBound('since', query.since);
+  const until = parseBound('until', query.until);
+  let window: UsageWindow;
+  if (since && until) window = { since, until };
+  else if (since) window = { since, until: now };
+  else if (until) window = { since: startOfUtcMonth(new Date(until.getTime() - 1)), until };
+  else window = { since: startOfUtcMonth(now), until: startOfNextUtcMonth(now) };
+
+  if (window.until.getTime() <= window.since.getTime()) {
+    throw new InvalidWindowError(
+      until ? 'until must be after since.' : 'since is not in the past: without until, the window ends now.',
+    );
+  }
+  if (window.until.getTime() - window.since.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
+    throw new InvalidWindowError(`A usage window spans at most ${MAX_WINDOW_DAYS} days.`);
+  }
+  return window;
+}

@@ -1,0 +1,19 @@
+import type { Queue } from 'bullmq';
+import { rollUp } from '../../src/usage/usage-rollup.js';
+import type { Processors } from '../run-worker.js';
+
+/** How often the rollup runs: each run recomputes only the hours since the last one (plus two). */
+export const ROLLUP_EVERY_MS = 60_000;
+
+export const usageProcessors: Processors<'usage'> = {
+  /** Rolls usage up into hourly buckets and advances the watermark (src/usage/usage-rollup.ts). */
+  rollup: async () => {
+    const result = await rollUp();
+    return { from: result.from?.toISOString() ?? null, rolledUntil: result.rolledUntil.toISOString(), chunks: result.chunks };
+  },
+};
+
+/** Upserts the rollup's schedule (idempotent: every usage process may run it at start). */
+export async function scheduleUsageRollup(queue: Queue): Promise<void> {
+  await queue.upsertJobScheduler('rollup', { every: ROLLUP_EVERY_MS }, { name: 'rollup' });
+}
