@@ -20,6 +20,9 @@ import { Call } from '../calls/call.entity.js';
 import { CallEvent } from '../calls/call-event.entity.js';
 import { Message } from '../messaging/message.entity.js';
 import { UsageBucket } from '../usage/usage-bucket.entity.js';
+import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity.js';
+import { WebhookDelivery } from '../webhooks/webhook-delivery.entity.js';
+import { DeliveryAttempt } from '../webhooks/delivery-attempt.entity.js';
 import { UsageWatermark } from '../usage/usage-watermark.entity.js';
 
 export const entities = [
@@ -41,6 +44,9 @@ export const entities = [
   Message,
   UsageBucket,
   UsageWatermark,
+  WebhookEndpoint,
+  WebhookDelivery,
+  DeliveryAttempt,
   Invite,
 ];
 

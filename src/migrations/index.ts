@@ -2,6 +2,7 @@ import { Foundation1795366114383 } from './1795366114383-Foundation.js';
 import { VoiceOrganization1795368039388 } from './1795368039388-VoiceOrganization.js';
 import { Tenants1795369794608 } from './1795369794608-Tenants.js';
 import { Invites1795369913187 } from './1795369913187-Invites.js';
+import { Webhooks1795370287462 } from './1795370287462-Webhooks.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
-export const migrations: Function[] = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187];
+export const migrations: Function[] = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187, Webhooks1795370287462];

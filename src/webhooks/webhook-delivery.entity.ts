@@ -1,0 +1,56 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { TIMESTAMP } from '../lib/columns.js';
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
+
+/** One call event for one endpoint (CONTRACT.md "Webhook delivery"); its attempts are separate rows. */
+@Entity('webhook_deliveries')
+@Index('webhook_deliveries_event_endpoint_key', ['eventId', 'endpointId'], { unique: true })
+@Index('webhook_deliveries_org_created_idx', ['orgId', 'createdAt', 'id'])
+@Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: `status IN ('pending', 'retrying')` })
+@Index('webhook_deliveries_endpoint_created_idx', ['endpointId', 'createdAt'])
+export class WebhookDelivery {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id!: string;
+
+  @Column({ name: 'org_id', type: 'varchar', length: 40 })
+  orgId!: string;
+
+  @Column({ name: 'endpoint_id', type: 'varchar', length: 40 })
+  endpointId!: string;
+
+  @ManyToOne(() => WebhookEndpoint, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'endpoint_id' })
+  endpoint?: Relation<WebhookEndpoint>;
+
+  @Column({ name: 'event_id', type: 'varchar', length: 40 })
+  eventId!: string;
+
+  @Column({ name: 'call_id', type: 'varchar', length: 40 })
+  callId!: string;
+
+  @Column({ type: 'varchar', length: 32 })
+  event!: string;
+
+  @Column({ type: 'integer' })
+  sequence!: number;
+
+  @Column({ type: 'varchar', length: 16 })
+  status!: DeliveryStatus;
+
+  @Column({ name: 'attempt_count', type: 'integer', default: 0 })
+  attemptCount!: number;
+
+  @Column({ name: 'next_attempt_at', ...TIMESTAMP, nullable: true })
+  nextAttemptAt!: Date | null;
+
+  @Column({ name: 'last_response_status', type: 'integer', nullable: true })
+  lastResponseStatus!: number | null;
+
+  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', ...TIMESTAMP })
+  updatedAt!: Date;
+}

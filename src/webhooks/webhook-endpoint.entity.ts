@@ -1,0 +1,38 @@
+import { Column, Entity, Index } from 'typeorm';
+import { TIMESTAMP } from '../lib/columns.js';
+import { OrgOwned } from '../orgs/org-owned.js';
+
+/** Where an organization's call events are delivered, signed with its secret (SPEC.md §2.5). */
+@Entity('webhook_endpoints')
+@Index('webhook_endpoints_org_created_idx', ['orgId', 'createdAt', 'id'])
+export class WebhookEndpoint extends OrgOwned {
+  @Column({ type: 'varchar', length: 200 })
+  name!: string;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url!: string;
+
+  /** Signs every delivery; write-only through the API (responses show `has_secret`). */
+  @Column({ type: 'varchar', length: 512, select: false })
+  secret!: string;
+
+  /** Outcomes to deliver; empty = every event. */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  outcomes!: string[];
+
+  @Column({ name: 'field_aliases', type: 'jsonb', default: {} })
+  fieldAliases!: Record<string, string>;
+
+  @Column({ name: 'extra_payload', type: 'jsonb', default: {} })
+  extraPayload!: Record<string, unknown>;
+
+  @Column({ name: 'custom_headers', type: 'jsonb', default: {} })
+  customHeaders!: Record<string, string>;
+
+  @Column({ type: 'boolean', default: false })
+  disabled!: boolean;
+
+  /** Start of the current run of failed attempts (null once one succeeds). */
+  @Column({ name: 'failing_since', ...TIMESTAMP, nullable: true })
+  failingSince!: Date | null;
+}
