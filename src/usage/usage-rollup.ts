@@ -36,7 +36,8 @@ const EARLIEST_ACTIVITY = `
  * Recomputes every organization's buckets for the hours in [$1, $2) from the source rows and
  * upserts them: one set-based statement. The sources are reached per organization through
  * their indexes (calls by payer and end, the ledger by subject and time), since the only way
- * into either table by time alone is a sequential scan. A call belongs to the hour it ended
+ * into either table by time alone is a sequential scan; `OFFSET 0` keeps the planner from
+ * flattening the lateral subqueries into a join that scans the whole table for every chunk. A call belongs to the hour it ended
  * in, a charge to the hour it was written in; charges are positive here (the ledger stores
  * them negative); adjustments (top-ups, corrections) are not usage. A bucket whose totals did
  * not change is not rewritten.
@@ -50,7 +51,7 @@ const ROLL_UP_HOURS = `
              0::numeric AS call_charges, 0::numeric AS other_charges
         FROM organizations o CROSS JOIN LATERAL (
                SELECT org_id, ended_at, duration_seconds FROM calls
-                WHERE payer_org_id = o.id AND ended_at >= $1 AND ended_at < $2 AND status = 'completed') c
+                WHERE payer_org_id = o.id AND ended_at >= $1 AND ended_at < $2 AND status = 'completed' OFFSET 0) c
        GROUP BY 1, 2
       UNION ALL
       SELECT l.subject_org_id, date_trunc('hour', l.created_at, 'UTC'),
@@ -59,7 +60,7 @@ const ROLL_UP_HOURS = `
              -COALESCE(sum(l.amount_micros) FILTER (WHERE l.kind <> 'call'), 0)
         FROM organizations o CROSS JOIN LATERAL (
                SELECT subject_org_id, created_at, kind, amount_micros FROM ledger_entries
-                WHERE subject_org_id = o.id AND created_at >= $1 AND created_at < $2 AND kind <> 'adjustment') l
+                WHERE subject_org_id = o.id AND created_at >= $1 AND created_at < $2 AND kind <> 'adjustment' OFFSET 0) l
        GROUP BY 1, 2
     ) parts
    GROUP BY org_id, hour
@@ -105,6 +106,9 @@ export async function rollUp(now: Date = new Date(), source: DataSource = db): P
       const end = new Date(Math.min(start.getTime() + CHUNK_HOURS * HOUR_MS, until.getTime()));
       await source.transaction(async (em) => {
         await em.query(ROLLUP_LOCK);
+        // The planner costs each organization's probe at the average organization's rows, which
+        // with many organizations passes the JIT threshold: compiling costs far more than the work.
+        await em.query('SET LOCAL jit = off');
         await em.query(ROLL_UP_HOURS, [start, end]);
         await em.query(ADVANCE_WATERMARK, [end]);
       });

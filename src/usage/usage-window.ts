@@ -95,3 +95,27 @@ export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, 
   }
   return window;
 }
+
+/** A half-open time range [from, to), as Dates for the query. */
+export type Range = [Date, Date];
+
+/**
+ * How a window is read: `rolled` is the run of whole UTC hours of the window below the rollup
+ * watermark (read from usage_buckets: at most 24 × 366 rows); `raw` is the rest of the window,
+ * at most two ranges (the partial hour at its start, and everything from the end of the rolled
+ * run), read from the ledger and the calls. Together they cover the window exactly once.
+ *
+ * Any watermark the rollup ever wrote is safe to use: it only moves forward, and the buckets
+ * below it stay complete, so a watermark read a moment earlier (or none) only shifts work to
+ * the raw side.
+ */
+export function splitWindow(window: UsageWindow, rolledUntil: Date | null): { rolled: Range | null; raw: Range[] } {
+  const wholeFrom = ceilHour(window.since);
+  if (!rolledUntil) return { rolled: null, raw: [[window.since, window.until]] };
+  const wholeTo = new Date(Math.min(floorHour(window.until).getTime(), floorHour(rolledUntil).getTime()));
+  if (wholeTo <= wholeFrom) return { rolled: null, raw: [[window.since, window.until]] };
+  const raw: Range[] = [];
+  if (window.since < wholeFrom) raw.push([window.since, wholeFrom]);
+  if (wholeTo < window.until) raw.push([wholeTo, window.until]);
+  return { rolled: [wholeFrom, wholeTo], raw };
+}

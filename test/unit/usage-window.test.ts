@@ -5,6 +5,7 @@ import {
   InvalidWindowError,
   parseUtcTimestamp,
   resolveUsageWindow,
+  splitWindow,
   startOfNextUtcMonth,
   startOfUtcMonth,
 } from '../../src/usage/usage-window.js';
@@ -137,5 +138,67 @@ describe('usage window', () => {
       expectInvalidWindow({ since: ['2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z'] });
       expectInvalidWindow({ since: '' });
     });
+  });
+});
+
+describe('splitWindow', () => {
+  const window = (since: string, until: string) => ({ since: at(since), until: at(until) });
+  const show = (split: ReturnType<typeof splitWindow>) => ({
+    rolled: split.rolled && split.rolled.map((d) => d.toISOString()),
+    raw: split.raw.map((r) => r.map((d) => d.toISOString())),
+  });
+
+  it('reads everything raw before the first rollup', () => {
+    expect(show(splitWindow(window('2026-11-01T00:00:00Z', '2026-12-01T00:00:00Z'), null))).to.deep.equal({
+      rolled: null,
+      raw: [['2026-11-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z']],
+    });
+  });
+
+  it('takes whole hours below the watermark from buckets, partial edges and the rest raw', () => {
+    expect(show(splitWindow(window('2026-10-31T22:30:00Z', '2026-11-22T17:54:00Z'), at('2026-11-22T16:00:00Z')))).to.deep.equal({
+      rolled: ['2026-10-31T23:00:00.000Z', '2026-11-22T16:00:00.000Z'],
+      raw: [
+        ['2026-10-31T22:30:00.000Z', '2026-10-31T23:00:00.000Z'],
+        ['2026-11-22T16:00:00.000Z', '2026-11-22T17:54:00.000Z'],
+      ],
+    });
+  });
+
+  it('stops at the last whole hour when the window ends before the watermark', () => {
+    expect(show(splitWindow(window('2026-11-01T00:00:00Z', '2026-11-02T01:15:00Z'), at('2026-11-22T16:00:00Z')))).to.deep.equal({
+      rolled: ['2026-11-01T00:00:00.000Z', '2026-11-02T01:00:00.000Z'],
+      raw: [['2026-11-02T01:00:00.000Z', '2026-11-02T01:15:00.000Z']],
+    });
+    expect(show(splitWindow(window('2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z'), at('2026-11-22T16:00:00Z')))).to.deep.equal({
+      rolled: ['2026-11-01T00:00:00.000Z', '2026-11-02T00:00:00.000Z'],
+      raw: [],
+    });
+  });
+
+  it('reads raw a window inside one hour, or wholly at or after the watermark', () => {
+    expect(show(splitWindow(window('2026-11-01T10:15:00Z', '2026-11-01T10:45:00Z'), at('2026-11-22T16:00:00Z'))).raw).to.deep.equal([
+      ['2026-11-01T10:15:00.000Z', '2026-11-01T10:45:00.000Z'],
+    ]);
+    expect(show(splitWindow(window('2026-11-22T16:00:00Z', '2026-12-01T00:00:00Z'), at('2026-11-22T16:00:00Z')))).to.deep.equal({
+      rolled: null,
+      raw: [['2026-11-22T16:00:00.000Z', '2026-12-01T00:00:00.000Z']],
+    });
+  });
+
+  it('covers every millisecond of the window exactly once', () => {
+    const mark = at('2026-11-22T16:00:00Z');
+    for (const [since, until] of [
+      ['2026-10-31T22:30:00.001Z', '2026-11-22T17:54:00Z'],
+      ['2026-11-22T15:59:59.999Z', '2026-11-22T16:00:00.001Z'],
+      ['2026-11-22T15:00:00Z', '2026-11-22T16:00:00Z'],
+    ]) {
+      const split = splitWindow(window(since, until), mark);
+      const parts = [...(split.rolled ? [split.rolled] : []), ...split.raw].sort((a, b) => a[0].getTime() - b[0].getTime());
+      expect(parts[0][0].toISOString()).to.equal(at(since).toISOString());
+      expect(parts[parts.length - 1][1].toISOString()).to.equal(at(until).toISOString());
+      for (let i = 1; i < parts.length; i++) expect(parts[i][0].getTime()).to.equal(parts[i - 1][1].getTime());
+      for (const [from, to] of parts) expect(from.getTime()).to.be.below(to.getTime());
+    }
   });
 });

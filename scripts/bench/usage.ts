@@ -1,0 +1,172 @@
+// npm run bench:usage — GET /v1/tenants/{id}/usage over a tenant with a long history:
+// BENCH_LEDGER_ROWS (1,000,000) ledger entries and BENCH_CALL_ROWS (200,000) completed calls
+// spread over 400 days, rolled up once (timed), then BENCH_REQUESTS (300) sequential requests
+// each of a 366-day window, the default window and a plain GET /v1/tenants/{id}, interleaved
+// in the same run. Prints p50/p99 of each and the ratio 366-day p50 / plain p50 (target ≤ 3).
+// Its own database (ringlane_bench_usage), dropped and re-created at each run.
+import pg from 'pg';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { createDataSource } from '../../src/lib/db.js';
+import { formatMoney } from '../../src/lib/money.js';
+import { rollUp } from '../../src/usage/usage-rollup.js';
+import { benchDatabase, startServer, stopServer } from './harness.js';
+
+const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
+const CALL_ROWS = Number(process.env.BENCH_CALL_ROWS ?? 200_000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300);
+const HISTORY_DAYS = 400;
+const DATABASE = 'ringlane_bench_usage';
+const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
+const PORT = 3904;
+const BASE = `http://127.0.0.1:${PORT}`;
+
+/** A fresh database each run: the seed is specific to one tenant, and the ledger is append-only. */
+async function freshDatabase(): Promise<string> {
+  const admin = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+  await client.end();
+  return benchDatabase(DATABASE);
+}
+
+/**
+ * Seeds the tenant's history with set-based SQL. Row triggers are off for the session
+ * (`session_replication_role = replica`): the ledger's balance trigger would update the
+ * reseller's row a million times in one transaction; the balance is set once at the end.
+ */
+async function seed(client: pg.Client, resellerId: string, tenantId: string, agentId: string): Promise<void> {
+  await client.query('BEGIN');
+  await client.query(`SET LOCAL session_replication_role = replica`);
+  await client.query(
+    `INSERT INTO ledger_entries (id, org_id, subject_org_id, kind, amount_micros, reference, description, created_at)
+     SELECT 'led_bench' || i, $1, $2,
+            CASE WHEN i % 5 = 0 THEN 'text' ELSE 'call' END,
+            CASE WHEN i % 5 = 0 THEN -50000 ELSE -((i % 300) + 1) * 10001 END,
+            'bench:' || i, 'bench',
+            now() - make_interval(days => $4) + (i * ($4 * 86400.0 / $3)) * interval '1 second'
+       FROM generate_series(1, $3::int) AS i`,
+    [resellerId, tenantId, LEDGER_ROWS, HISTORY_DAYS],
+  );
+  await client.query(
+    `INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, outcome, end_reason, phone_number, simulate,
+                        last_sequence, created_at, updated_at, dialed_at, started_at, ended_at, duration_seconds, charge_micros)
+     SELECT 'call_bench' || i, $2, $1, $3, 'outbound', 'completed', 'neutral', 'completed', '+14155550100', '{}'::jsonb,
+            4, t - interval '1 minute', t, t - interval '1 minute', t - interval '50 seconds', t, 50 + i % 200, 0
+       FROM generate_series(1, $4::int) AS i,
+            LATERAL (SELECT now() - make_interval(days => $5) + (i * ($5 * 86400.0 / $4)) * interval '1 second' AS t) AS times`,
+    [resellerId, tenantId, agentId, CALL_ROWS, HISTORY_DAYS],
+  );
+  await client.query(
+    `UPDATE organizations SET balance_micros = balance_micros + (SELECT sum(amount_micros) FROM ledger_entries WHERE org_id = $1 AND id LIKE 'led_bench%')
+      WHERE id = $1`,
+    [resellerId],
+  );
+  await client.query('COMMIT');
+  // What autovacuum does soon after a bulk load; measuring before it would measure its work too.
+  await client.query('VACUUM (ANALYZE) ledger_entries, calls');
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+async function main(): Promise<void> {
+  const databaseUrl = await freshDatabase();
+  const env = { DATABASE_URL: databaseUrl, PORT: String(PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: '{ringlane_bench_usage}', NODE_ENV: 'production' };
+  const api = await startServer('dist/src/server.js', env, `${BASE}/readyz`);
+  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const dataSource = createDataSource(databaseUrl);
+  await dataSource.initialize();
+  try {
+    const call = async (method: string, path: string, token: string, body?: unknown) => {
+      const res = await undiciFetch(`${BASE}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher,
+      });
+      const json = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const { org: reseller, api_key } = await call('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
+      name: 'Bench reseller',
+      reseller: true,
+      balance: '1000000',
+      rates: { per_minute: '0.12', per_text: '0.05' },
+    });
+    const key = api_key.key;
+    const tenant = await call('POST', '/v1/tenants', key, { name: 'Bench tenant', timezone: 'UTC', industry: 'dental' });
+    const { rows: agents } = await client.query('SELECT id FROM agents WHERE org_id = $1 LIMIT 1', [tenant.id]);
+
+    let started = Date.now();
+    await seed(client, reseller.id, tenant.id, agents[0].id);
+    const seedSeconds = (Date.now() - started) / 1000;
+
+    started = Date.now();
+    const rollup = await rollUp(new Date(), dataSource);
+    const rollupSeconds = (Date.now() - started) / 1000;
+    const { rows: buckets } = await client.query('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1', [tenant.id]);
+    await client.query('VACUUM (ANALYZE) usage_buckets');
+    started = Date.now();
+    await rollUp(new Date(), dataSource);
+    const steadySeconds = (Date.now() - started) / 1000;
+
+    const until = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const since = new Date(until.getTime() - 366 * 86_400_000);
+    const paths = {
+      year: `/v1/tenants/${tenant.id}/usage?since=${since.toISOString()}&until=${until.toISOString()}`,
+      month: `/v1/tenants/${tenant.id}/usage`,
+      plain: `/v1/tenants/${tenant.id}`,
+    };
+
+    // The answer must be the ledger's, to the micro.
+    const year = await call('GET', paths.year, key);
+    const { rows: truth } = await client.query(
+      `SELECT (-sum(amount_micros))::text AS total FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment' AND created_at >= $2 AND created_at < $3`,
+      [tenant.id, since, until],
+    );
+    const { rows: bucketRows } = await client.query('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1 AND hour >= $2 AND hour < $3', [tenant.id, since, until]);
+
+    for (let i = 0; i < 50; i++) for (const path of Object.values(paths)) await call('GET', path, key); // warm-up
+    const times: Record<keyof typeof paths, number[]> = { year: [], month: [], plain: [] };
+    for (let i = 0; i < REQUESTS; i++) {
+      for (const name of Object.keys(paths) as Array<keyof typeof paths>) {
+        const t0 = performance.now();
+        await call('GET', paths[name], key);
+        times[name].push(performance.now() - t0);
+      }
+    }
+    const stats = (name: keyof typeof paths) => {
+      const sorted = [...times[name]].sort((a, b) => a - b);
+      return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+    };
+    const row = (label: string, s: { p50: number; p99: number }) => `${label.padEnd(44)} p50 ${s.p50.toFixed(2).padStart(6)} ms   p99 ${s.p99.toFixed(2).padStart(6)} ms`;
+    const y = stats('year');
+    const m = stats('month');
+    const p = stats('plain');
+    console.log(`bench:usage — one tenant: ${LEDGER_ROWS.toLocaleString('en')} ledger entries and ${CALL_ROWS.toLocaleString('en')} completed calls over ${HISTORY_DAYS} days (seeded in ${seedSeconds.toFixed(1)} s)`);
+    console.log(`first rollup:  ${rollupSeconds.toFixed(2)} s, ${rollup.chunks} chunk statements, ${buckets[0].n} buckets for the tenant; next run (steady state): ${(steadySeconds * 1000).toFixed(0)} ms`);
+    console.log(`366-day window reads ${bucketRows[0].n} bucket rows; total ${year.charges.total} ${year.currency}, ledger says ${formatMoney(BigInt(truth[0].total))}: ${year.charges.total === formatMoney(BigInt(truth[0].total)) ? 'equal' : 'DIFFERENT'}`);
+    console.log(`${REQUESTS} sequential requests each, interleaved, one keep-alive connection:`);
+    console.log(row('GET /v1/tenants/{id}/usage (366-day window)', y));
+    console.log(row('GET /v1/tenants/{id}/usage (default: month)', m));
+    console.log(row('GET /v1/tenants/{id}', p));
+    console.log(`ratio 366-day p50 / plain p50: ${(y.p50 / p.p50).toFixed(2)}   (target ≤ 3)`);
+  } finally {
+    await dataSource.destroy();
+    await client.end();
+    await dispatcher.close();
+    await stopServer(api);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
