@@ -15,6 +15,7 @@ import {
   type Caller,
   type TestOrg,
 } from '../helpers/api.js';
+import { CLOSED_AREA_REQUESTS } from '../helpers/tenants.js';
 import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js';
 
 const MONEY = /^-?\d+\.\d{6}$/;
@@ -27,16 +28,7 @@ async function adjustBalance(org: TestOrg, amount: string): Promise<void> {
 /** The areas CONTRACT.md closes inside a tenant, as requests a reseller's owner key can make. */
 function closedAreas(reseller: () => TestOrg): [string, (caller: Caller) => Promise<request.Response>][] {
   return [
-    ['GET /v1/balance', (c) => c.get('/v1/balance')],
-    ['GET /v1/payments', (c) => c.get('/v1/payments')],
-    ['GET /v1/receipts', (c) => c.get('/v1/receipts')],
-    ['GET /v1/plans', (c) => c.get('/v1/plans')],
-    ['GET /v1/add-ons', (c) => c.get('/v1/add-ons')],
-    ['GET /v1/referrals', (c) => c.get('/v1/referrals')],
-    ['GET /v1/invites', (c) => c.get('/v1/invites')],
-    ['POST /v1/invites', (c) => c.post('/v1/invites', { email: uniqueEmail('invitee'), capabilities: ['operate'] })],
-    ['GET /v1/api-keys', (c) => c.get('/v1/api-keys')],
-    ['POST /v1/api-keys', (c) => c.post('/v1/api-keys', { label: 'inside', permissions: [] })],
+    ...CLOSED_AREA_REQUESTS,
     ['DELETE /v1/api-keys/{id}', (c) => c.delete(`/v1/api-keys/${reseller().keyId}`)],
   ];
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type request from 'supertest';
 import { db } from '../../src/lib/db.js';
 import { asCaller, createOrg, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
-import { createTenant, reseller } from '../helpers/tenants.js';
+import { CLOSED_AREA_REQUESTS, createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';
 
 /*
@@ -540,16 +540,7 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
 
   describe('areas closed to tenants: 403 not_available_for_tenant inside every tenant', () => {
     const CLOSED: Array<[string, (c: Caller, inside: Ctx) => Promise<Response>]> = [
-      ['GET /v1/balance', (c) => c.get('/v1/balance')],
-      ['GET /v1/payments', (c) => c.get('/v1/payments')],
-      ['GET /v1/receipts', (c) => c.get('/v1/receipts')],
-      ['GET /v1/plans', (c) => c.get('/v1/plans')],
-      ['GET /v1/add-ons', (c) => c.get('/v1/add-ons')],
-      ['GET /v1/referrals', (c) => c.get('/v1/referrals')],
-      ['GET /v1/invites', (c) => c.get('/v1/invites')],
-      ['POST /v1/invites', (c) => c.post('/v1/invites', { email: uniqueEmail('intruder'), capabilities: ['operate'] })],
-      ['GET /v1/api-keys', (c) => c.get('/v1/api-keys')],
-      ['POST /v1/api-keys', (c) => c.post('/v1/api-keys', { label: 'intruder', permissions: ['operate'] })],
+      ...CLOSED_AREA_REQUESTS,
       ["DELETE /v1/api-keys/{the reseller's own key}", (c, x) => c.delete(`/v1/api-keys/${accounts[x.spec.account].keys[1].keyId}`)],
       ["DELETE /v1/api-keys/{O's key}", (c) => c.delete(`/v1/api-keys/${accounts.O.keys[1].keyId}`)],
       ['GET /v1/tenants', (c) => c.get('/v1/tenants')],
