@@ -1,10 +1,15 @@
 // The operator's command line: the same actions as the admin API (CONTRACT.md §3),
 // straight against the database. Every command prints JSON.  npm run ops -- --help
+import { Presets, SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
+import Joi from 'joi';
 import { validate } from '../src/http/validate.js';
 import { db } from '../src/lib/db.js';
 import type { Micros } from '../src/lib/money.js';
+import { createQueue } from '../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
+import { countFailed, retryFailed } from '../src/webhooks/webhook-maintenance.js';
+import { WebhookJobs } from '../src/webhooks/webhook.jobs.js';
 import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, updateOrgSchema } from '../src/orgs/orgs.schemas.js';
 import { OrgsService, type CreateOrgInput, type UpdateOrgInput } from '../src/orgs/orgs.service.js';
 import type { Capability } from '../src/auth/capabilities.js';
@@ -65,6 +70,13 @@ async function run(action: (orgs: OrgsService) => Promise<unknown>): Promise<voi
   }
 }
 
+const retryFilterSchema = Joi.object({
+  endpointId: Joi.string().max(40),
+  orgId: Joi.string().max(40),
+  since: Joi.date().iso(),
+  until: Joi.date().iso(),
+}).or('endpointId', 'orgId', 'since', 'until');
+
 const program = new Command('ops').description('Ringlane operator commands; each prints JSON.');
 
 withOrgSettings(
@@ -107,6 +119,38 @@ program
     run((orgs) => {
       const body = { email: flags.email, capabilities: flags.capabilities.split(',').filter(Boolean), ...(flags.password ? { password: flags.password } : {}) };
       return orgs.addMember(id, validate<{ email: string; capabilities: Capability[]; password?: string }>(createMemberSchema, body, 'body'));
+    }),
+  );
+
+program
+  .command('webhooks:retry-failed')
+  .description('send failed webhook deliveries again (by endpoint, organization, creation time); progress on stderr')
+  .option('--endpoint <endpoint_id>')
+  .option('--org <org_id>')
+  .option('--since <time>', 'ISO 8601, deliveries created at or after')
+  .option('--until <time>', 'ISO 8601, deliveries created before')
+  .action((flags: { endpoint?: string; org?: string; since?: string; until?: string }) =>
+    run(async () => {
+      const filter = validate<{ endpointId?: string; orgId?: string; since?: Date; until?: Date }>(retryFilterSchema, {
+        endpointId: flags.endpoint,
+        orgId: flags.org,
+        since: flags.since,
+        until: flags.until,
+      }, 'query');
+      const redis = createRedis('command');
+      await waitForRedis(redis, 5000);
+      const queue = createQueue('webhooks', redis);
+      try {
+        const total = await countFailed(db, filter);
+        const bar = new SingleBar({ stream: process.stderr, format: 'retrying failed deliveries [{bar}] {value}/{total} {percentage}%' }, Presets.shades_classic);
+        bar.start(total, 0);
+        const queued = await retryFailed(db, new WebhookJobs(queue, redis), filter, (n) => bar.increment(n));
+        bar.stop();
+        return { matched: total, queued };
+      } finally {
+        await queue.close();
+        redis.disconnect();
+      }
     }),
   );
 

@@ -23,7 +23,11 @@ import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { inviteRoutes } from './orgs/invites.routes.js';
-import { createQueue } from './lib/queues.js';
+import { createQueue, QUEUES, type QueueName } from './lib/queues.js';
+import { metricsRoute, queueDashboard } from './admin/ops.routes.js';
+import { webhookDeliveryRoutes } from './webhooks/webhook-deliveries.routes.js';
+import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
+import { WebhookJobs } from './webhooks/webhook.jobs.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { tenantRoutes } from './tenants/tenants.routes.js';
 import { TenantsService } from './tenants/tenants.service.js';
@@ -38,6 +42,7 @@ import { messageRoutes } from './messaging/messages.routes.js';
 import { smsSenderRoutes } from './messaging/sms-sender.routes.js';
 import { phoneNumberRoutes } from './numbers/phone-numbers.routes.js';
 import { organizationRoutes } from './orgs/organization.routes.js';
+import { webhookEndpointRoutes } from './webhooks/webhook-endpoints.routes.js';
 
 export interface AppDeps {
   /** A `command` connection (fails fast while Redis is away). */
@@ -58,7 +63,9 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const idempotencyService = new IdempotencyService(db);
   const orgs = new OrgsService(deps.redis);
   const callsRuntime = createCallsRuntime(deps.redis);
-  const tenantsQueue = createQueue('tenants', deps.redis);
+  // A producer for every queue: jobs, the dashboard and the queue-depth metrics.
+  const queues = new Map(Object.keys(QUEUES).map((name) => [name, createQueue(name as QueueName, deps.redis)]));
+  const operatorToken = deps.operatorToken === undefined ? config.operatorToken : deps.operatorToken;
 
   const app = express();
   app.disable('x-powered-by');
@@ -68,9 +75,11 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.use(express.json({ limit: '1mb' }));
   app.use(healthRoutes(db, deps.redis));
 
+  app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard([...queues.values()]));
+  app.use('/metrics', requireOperator(operatorToken), metricsRoute(deps.redis, queues));
   app.use(
     '/admin/v1',
-    requireOperator(deps.operatorToken === undefined ? config.operatorToken : deps.operatorToken),
+    requireOperator(operatorToken),
     adminRoutes(orgs, callsRuntime.calls, idempotency(idempotencyService, () => 'operator')),
   );
 
@@ -90,8 +99,10 @@ export function createApp(deps: AppDeps): RinglaneApp {
   bookingPageRoutes(api);
   callRoutes(api, callsRuntime.calls);
   campaignRoutes(api, new CampaignsService(callsRuntime.engine.jobs));
-  tenantRoutes(api, new TenantsService(deps.redis, new TenantJobs(tenantsQueue)));
+  tenantRoutes(api, new TenantsService(deps.redis, new TenantJobs(queues.get('tenants')!)));
   usageRoutes(api);
+  webhookEndpointRoutes(api);
+  webhookDeliveryRoutes(api, new WebhookDeliveriesService(new WebhookJobs(queues.get('webhooks')!, deps.redis)));
   // Public, without authentication: an ordinary organization's booking page.
   app.use(publicBookingPageRoutes());
   app.use('/v1', sessionRoutes(), authenticate(credentials), api.router);
@@ -101,7 +112,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const close = async () => {
     await credentials.close();
     await callsRuntime.close();
-    await tenantsQueue.close();
+    for (const queue of queues.values()) await queue.close();
   };
   return { app, credentials, close };
 }

@@ -28,6 +28,9 @@ export interface Config {
   sim: { ringMs: number; secondMs: number };
   /** Jobs one `calls` worker process runs at once. */
   callsWorkerConcurrency: number;
+  /** Deliveries one `webhooks` worker process sends at once, and at most per endpoint. */
+  webhooksWorkerConcurrency: number;
+  webhookEndpointConcurrency: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane';
@@ -53,6 +56,8 @@ const schema = Joi.object({
   SIM_RING_MS: Joi.number().integer().min(0).default(1000),
   SIM_SECOND_MS: Joi.number().min(0).default(1000),
   CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
+  WEBHOOKS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(2000).default(100),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(10),
 }).unknown(true);
 
 /** Validates an environment and returns the settings, or throws listing every bad variable. */
@@ -83,6 +88,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     }),
     sim: Object.freeze({ ringMs: v.SIM_RING_MS, secondMs: v.SIM_SECOND_MS }),
     callsWorkerConcurrency: v.CALLS_WORKER_CONCURRENCY,
+    webhooksWorkerConcurrency: v.WEBHOOKS_WORKER_CONCURRENCY,
+    webhookEndpointConcurrency: v.WEBHOOK_ENDPOINT_CONCURRENCY,
   });
 }
 

@@ -6,7 +6,7 @@ import { createRedis } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
 
 /** What a job of each name does. Processors throw to have BullMQ retry; they never swallow errors. */
-export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: Job) => Promise<unknown> };
+export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: Job, token?: string) => Promise<unknown> };
 
 export interface WorkerSpec<Q extends QueueName> {
   queue: Q;
@@ -33,10 +33,10 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   const connection = createRedis('blocking');
   const worker = new Worker(
     spec.queue,
-    async (job) => {
+    async (job, token) => {
       const process = spec.processors[job.name as JobName<Q>];
       if (!process) throw new Error(`no processor for job ${job.name}`);
-      return process(job);
+      return process(job, token);
     },
     { connection, prefix: queuePrefix(), concurrency: spec.concurrency, ...spec.options },
   );

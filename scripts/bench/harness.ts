@@ -13,23 +13,30 @@ export async function benchDatabase(name: string): Promise<string> {
 }
 
 /**
- * Starts a compiled entry point with `env` and waits until `readyUrl` answers.
- * With BENCH_CPU_PROFILE=<dir>, each server writes a V8 CPU profile there when it exits.
+ * Starts a compiled entry point with `env` and waits until `ready()` holds (polled every 100 ms,
+ * for 20 s at most): for processes without an HTTP port, such as workers.
+ * With BENCH_CPU_PROFILE=<dir>, each process writes a V8 CPU profile there when it exits.
  */
-export async function startServer(entry: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
+export async function startProcess(entry: string, env: Record<string, string>, ready: () => Promise<boolean>): Promise<ChildProcess> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
   const execArgv = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const child = fork(entry, { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const deadline = Date.now() + 20_000;
   for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${entry} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
     try {
-      if ((await fetch(readyUrl)).ok) return child;
+      if (await ready()) return child;
     } catch {
       // not up yet
     }
     if (Date.now() > deadline) throw new Error(`${entry} did not start`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Starts a compiled entry point with `env` and waits until `readyUrl` answers (see startProcess). */
+export function startServer(entry: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
+  return startProcess(entry, env, async () => (await fetch(readyUrl)).ok);
 }
 
 export async function stopServer(child: ChildProcess): Promise<void> {

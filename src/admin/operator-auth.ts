@@ -4,15 +4,27 @@ import { UnauthorizedError } from '../lib/errors.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+/** The token a request presents: `Bearer <token>`, or HTTP Basic with the token as password (browsers). */
+function presented(header: string): string | undefined {
+  const bearer = /^Bearer (.+)$/i.exec(header)?.[1];
+  if (bearer) return bearer;
+  const basic = /^Basic (.+)$/i.exec(header)?.[1];
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic, 'base64').toString('utf8');
+  return decoded.slice(decoded.indexOf(':') + 1);
+}
+
 /**
- * `Authorization: Bearer <OPERATOR_TOKEN>` for the operator's admin API, queue dashboard and
- * metrics. Without a configured token, everyone is refused.
+ * The operator token (`OPERATOR_TOKEN`) for the admin API, the queue dashboard and metrics.
+ * Without a configured token, everyone is refused. With `browser`, a refusal asks the browser
+ * for Basic credentials, so support staff can open the dashboard (user name: anything).
  */
-export function requireOperator(operatorToken: string | null): RequestHandler {
+export function requireOperator(operatorToken: string | null, options: { browser?: boolean } = {}): RequestHandler {
   const expected = operatorToken ? digest(operatorToken) : null;
-  return (req, _res, next) => {
-    const given = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
+  return (req, res, next) => {
+    const given = presented(req.get('authorization') ?? '');
     if (!expected || !given || !timingSafeEqual(digest(given), expected)) {
+      if (options.browser) res.set('WWW-Authenticate', 'Basic realm="Ringlane operator", charset="UTF-8"');
       throw new UnauthorizedError('The operator token is required.');
     }
     next();

@@ -16,9 +16,18 @@ export class Webhooks1795370287462 implements MigrationInterface {
         await queryRunner.query(`ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "FK_c16c2418978f22136bd60cff196" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "webhook_attempts" ADD CONSTRAINT "FK_0d56d91d61b827bb2079c256538" FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+
+        // Wakes the webhook relay as soon as an event commits (it also polls, so a missed
+        // notification only delays).
+        await queryRunner.query(`CREATE FUNCTION call_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_notify('call_events', ''); RETURN NULL; END $$`);
+        await queryRunner.query(`CREATE TRIGGER call_events_notify AFTER INSERT ON "call_events"
+            FOR EACH STATEMENT EXECUTE FUNCTION call_events_notify()`);
     }
 
     public async down(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query(`DROP TRIGGER call_events_notify ON "call_events"`);
+        await queryRunner.query(`DROP FUNCTION call_events_notify()`);
         await queryRunner.query(`ALTER TABLE "webhook_attempts" DROP CONSTRAINT "FK_0d56d91d61b827bb2079c256538"`);
         await queryRunner.query(`ALTER TABLE "webhook_deliveries" DROP CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c"`);
         await queryRunner.query(`ALTER TABLE "webhook_endpoints" DROP CONSTRAINT "FK_c16c2418978f22136bd60cff196"`);

@@ -3,7 +3,8 @@ import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { db } from '../../src/lib/db.js';
-import { createOrg } from '../helpers/api.js';
+import request from 'supertest';
+import { app, bearer, createOrg } from '../helpers/api.js';
 import { exitCodeOf, freePort, startProcess, waitForHttp } from '../helpers/processes.js';
 
 /** Sends the first half of a JSON body, waits for `midway`, then the rest; resolves with status and body. */
@@ -71,7 +72,7 @@ describe('the ops command line', () => {
 
   it('lists its commands with --help', async () => {
     const { stdout } = await ops('--help');
-    for (const command of ['orgs:create', 'orgs:show', 'orgs:update', 'orgs:balance', 'members:add']) expect(stdout).to.contain(command);
+    for (const command of ['orgs:create', 'orgs:show', 'orgs:update', 'orgs:balance', 'members:add', 'webhooks:retry-failed']) expect(stdout).to.contain(command);
   });
 
   it('creates an organization and adjusts its balance, printing JSON', async function () {
@@ -82,6 +83,26 @@ describe('the ops command line', () => {
     expect(created.api_key.key).to.match(/^rk_live_/);
     const balance = JSON.parse((await ops('orgs:balance', created.org.id, '-2.5')).stdout);
     expect(balance).to.deep.equal({ balance: '7.500000', currency: 'USD' });
+  });
+
+  it('webhooks:retry-failed makes the matching failed deliveries due again and prints how many', async function () {
+    this.timeout(20_000);
+    const org = await createOrg();
+    const endpoint = await request(await app())
+      .post('/v1/webhook-endpoints')
+      .set('Authorization', bearer(org.key))
+      .send({ name: 'E', url: 'http://127.0.0.1:9/hooks', secret: 'a-secret-value', outcomes: [] })
+      .expect(201);
+    await db.query(
+      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count)
+       SELECT 'dlv_ops' || g || $3, $1, $2, 'evt_ops' || g || $3, 'call_x', 'call.completed', 4, CASE WHEN g <= 3 THEN 'failed' ELSE 'succeeded' END, 12
+         FROM generate_series(1, 5) g`,
+      [org.id, endpoint.body.id, process.pid],
+    );
+    const printed = JSON.parse((await ops('webhooks:retry-failed', '--endpoint', endpoint.body.id)).stdout);
+    expect(printed).to.deep.equal({ matched: 3, queued: 3 });
+    const rows = await db.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY status ORDER BY status`, [endpoint.body.id]);
+    expect(rows).to.deep.equal([{ status: 'retrying', n: 3 }, { status: 'succeeded', n: 2 }]);
   });
 
   it('prints a JSON error and exits non-zero on bad input', async function () {

@@ -1,0 +1,129 @@
+/**
+ * An example receiver of Ringlane call-event webhooks (README "Receiving webhooks"), on
+ * nothing but node:http and src/webhooks/verify.ts (a file with no other imports, made to be
+ * copied). Run it with the endpoint's secret:
+ *
+ *   RINGLANE_WEBHOOK_SECRET='...' PORT=4000 npx tsx scripts/example-receiver.ts
+ *
+ * What it shows (SPEC.md §6.1 rules 1-3, §6.2):
+ * 1. verify the signature over the raw bytes, before parsing JSON: 401 when it does not match;
+ * 2. answer 2xx at once and do the work afterwards, so slow work causes no retries;
+ * 3. deliveries may come twice: de-duplicate on call_id + sequence;
+ * 4. deliveries may come out of order: a call's state only moves forward by sequence.
+ * It keeps its bookkeeping in memory; a real receiver stores each event durably (a row with a
+ * unique (call_id, sequence)) before answering 2xx, and works from its own queue.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { verifyRinglaneSignature } from '../src/webhooks/verify.js';
+
+/** A call event as delivered (SPEC.md §6.1), before any `field_aliases` renaming. */
+export interface CallEvent {
+  event: string;
+  call_id: string;
+  sequence: number;
+  status?: string;
+  outcome?: string | null;
+  [field: string]: unknown;
+}
+
+export interface ReceiverOptions {
+  /** The endpoint's secret, as sent in `POST /v1/webhook-endpoints`. */
+  secret: string;
+  /**
+   * Runs once per event, after the response. `current` is false when a later event of the
+   * same call was handled first: record it, but do not roll the call's state back with it.
+   */
+  handle(event: CallEvent, current: boolean): void | Promise<void>;
+  /** Larger bodies are refused with 413. Default 1 MB. */
+  maxBodyBytes?: number;
+}
+
+class BodyTooLarge extends Error {}
+
+/** The exact bytes of the request body: the signature covers these, not re-serialized JSON. */
+async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseEvent(raw: Buffer): CallEvent | null {
+  try {
+    const event = JSON.parse(raw.toString('utf8'));
+    const valid = typeof event?.call_id === 'string' && Number.isInteger(event?.sequence) && typeof event?.event === 'string';
+    return valid ? (event as CallEvent) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An HTTP server that accepts signed Ringlane deliveries on any path (call `listen` on it). */
+export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: ReceiverOptions): Server {
+  /** `call_id:sequence` of every event accepted: a second delivery of one is acknowledged and dropped. */
+  const seen = new Set<string>();
+  /** The highest sequence handled per call. */
+  const latest = new Map<string, number>();
+
+  return createServer(async (req, res) => {
+    const answer = (status: number, body?: string) => {
+      res.writeHead(status, body ? { 'Content-Type': 'text/plain' } : {}).end(body);
+    };
+    if (req.method !== 'POST') return answer(405, 'POST only\n');
+    let raw: Buffer;
+    try {
+      raw = await readRawBody(req, maxBodyBytes);
+    } catch (err) {
+      return answer(err instanceof BodyTooLarge ? 413 : 400, 'unreadable body\n');
+    }
+    const signature = req.headers['x-ringlane-signature'];
+    if (!verifyRinglaneSignature(raw, typeof signature === 'string' ? signature : undefined, secret)) {
+      return answer(401, 'bad signature\n');
+    }
+    const event = parseEvent(raw);
+    if (!event) return answer(400, 'not a call event\n');
+
+    const key = `${event.call_id}:${event.sequence}`;
+    // Acknowledge duplicates too: a non-2xx answer would only make Ringlane retry.
+    if (seen.has(key)) return answer(204);
+    seen.add(key);
+    const current = event.sequence > (latest.get(event.call_id) ?? 0);
+    if (current) latest.set(event.call_id, event.sequence);
+    answer(204);
+
+    // The work happens after the answer: a slow handler never makes a delivery time out.
+    setImmediate(async () => {
+      try {
+        await handle(event, current);
+      } catch (err) {
+        console.error(`handling ${key} failed:`, err);
+      }
+    });
+  });
+}
+
+function main(): void {
+  const secret = process.env.RINGLANE_WEBHOOK_SECRET;
+  if (!secret) {
+    console.error('Set RINGLANE_WEBHOOK_SECRET to the secret of your webhook endpoint.');
+    process.exit(1);
+  }
+  const port = Number(process.env.PORT ?? 4000);
+  const server = createReceiver({
+    secret,
+    handle(event, current) {
+      const state = current ? `${event.status ?? ''} ${event.outcome ?? ''}`.trim() : '(late: an older event, state unchanged)';
+      console.log(`${event.call_id} #${event.sequence} ${event.event} ${state}`);
+    },
+  });
+  server.listen(port, () => console.log(`Receiving Ringlane webhooks on http://127.0.0.1:${port}/`));
+  process.once('SIGINT', () => server.close());
+  process.once('SIGTERM', () => server.close());
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

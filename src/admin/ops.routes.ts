@@ -1,0 +1,31 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { renderMetrics } from '../lib/metrics.js';
+
+/**
+ * For support staff and ops, behind the operator token (mounted by app.ts): the BullMQ
+ * dashboard (bull-board: inspect, retry and clean jobs of every queue) at `/admin/queues`,
+ * and Prometheus metrics at `/metrics`.
+ */
+export function queueDashboard(queues: Queue[]): Router {
+  const adapter = new ExpressAdapter();
+  adapter.setBasePath('/admin/queues');
+  createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter: adapter, options: { uiConfig: { boardTitle: 'Ringlane queues' } } });
+  return adapter.getRouter();
+}
+
+export function metricsRoute(redis: Redis, queues: Map<string, Queue>): Router {
+  const router = Router();
+  router.get('/', async (_req, res) => {
+    const text = await renderMetrics(redis, async (name) => {
+      const queue = queues.get(name);
+      return queue ? queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized') : {};
+    });
+    res.type('text/plain; version=0.0.4').send(text);
+  });
+  return router;
+}

@@ -1,0 +1,30 @@
+import type { ApiRouter } from '../http/endpoint.js';
+import type { PageParams } from '../http/pagination.js';
+import { deliveryIdParams, listDeliveriesQuery, recoverSchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
+import type { WebhookDeliveriesService } from './webhook-deliveries.service.js';
+
+/** CONTRACT.md "Webhook delivery" and the endpoint `recover` route. */
+export function webhookDeliveryRoutes(api: ApiRouter, deliveries: WebhookDeliveriesService): void {
+  api
+    .get<PageParams & DeliveryFilters>('/webhook-deliveries', {
+      query: listDeliveriesQuery,
+      handler: ({ actor, query }) => deliveries.list(actor, query),
+    })
+    .get<unknown, { id: string }>('/webhook-deliveries/:id', {
+      params: deliveryIdParams,
+      handler: ({ actor, params }) => deliveries.get(actor, params.id),
+    })
+    .post<unknown, unknown, { id: string }>('/webhook-deliveries/:id/retry', {
+      capability: 'webhooks',
+      params: deliveryIdParams,
+      status: 202,
+      handler: ({ actor, params }) => deliveries.retry(actor, params.id),
+    })
+    .post<{ since: string }, unknown, { id: string }>('/webhook-endpoints/:id/recover', {
+      capability: 'webhooks',
+      params: deliveryIdParams,
+      body: recoverSchema,
+      status: 202,
+      handler: ({ actor, params, body }) => deliveries.recover(actor, params.id, new Date(body.since)),
+    });
+}

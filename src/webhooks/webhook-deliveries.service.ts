@@ -1,0 +1,79 @@
+import type { Actor } from '../auth/actor.js';
+import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { db } from '../lib/db.js';
+import { NotFoundError } from '../lib/errors.js';
+import type { DeliveryFilters } from './webhook-deliveries.schemas.js';
+import type { WebhookJobs } from './webhook.jobs.js';
+
+interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event: string;
+  call_id: string;
+  sequence: number;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_response_status: number | null;
+  created_at: Date;
+  attempts: Array<{ delivery_id: string; attempted_at: string; response_status: number | null; duration_ms: number; error: string | null }>;
+}
+
+// Attempts are gathered per delivery in the same query, oldest first.
+const COLUMNS = `d.id, d.endpoint_id, d.event, d.call_id, d.sequence, d.status, d.attempt_count, d.next_attempt_at,
+  d.last_response_status, d.created_at,
+  COALESCE((SELECT json_agg(json_build_object('delivery_id', a.id, 'attempted_at', iso_utc(a.attempted_at), 'response_status', a.response_status,
+                                              'duration_ms', a.duration_ms, 'error', a.error) ORDER BY a.attempted_at)
+              FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts`;
+
+/** CONTRACT.md "Webhook delivery". */
+const present = (d: DeliveryRow) => ({
+  id: d.id,
+  endpoint_id: d.endpoint_id,
+  event: d.event,
+  call_id: d.call_id,
+  sequence: d.sequence,
+  status: d.status,
+  attempt_count: d.attempt_count,
+  next_attempt_at: d.next_attempt_at?.toISOString() ?? null,
+  last_response_status: d.last_response_status,
+  created_at: d.created_at.toISOString(),
+  attempts: d.attempts,
+});
+
+/** The delivery log and support tools (SPEC.md §2.6, §4.4). */
+export class WebhookDeliveriesService {
+  constructor(private readonly jobs: WebhookJobs) {}
+
+  list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<ReturnType<typeof present>>> {
+    const params: unknown[] = [actor.org.id];
+    let where = 'd.org_id = $1';
+    for (const column of ['endpoint_id', 'status', 'call_id', 'event'] as const) {
+      if (query[column] === undefined) continue;
+      params.push(query[column]);
+      where += ` AND d.${column} = $${params.length}`;
+    }
+    return listPage(db.manager, { select: COLUMNS, from: 'webhook_deliveries d', where, params }, query, present);
+  }
+
+  async get(actor: Actor, id: string) {
+    const [row] = await db.query(`SELECT ${COLUMNS} FROM webhook_deliveries d WHERE d.id = $1 AND d.org_id = $2`, [id, actor.org.id]);
+    if (!row) throw new NotFoundError('webhook_delivery');
+    return present(row);
+  }
+
+  /** Sends it again now, as a new attempt, whatever its status; answers 202 with the delivery. */
+  async retry(actor: Actor, id: string) {
+    const delivery = await this.get(actor, id);
+    await this.jobs.retryNow(id);
+    return delivery;
+  }
+
+  /** Re-sends, in the background, every `failed` delivery of an endpoint since `since`. */
+  async recover(actor: Actor, endpointId: string, since: Date) {
+    const [endpoint] = await db.query('SELECT id FROM webhook_endpoints WHERE id = $1 AND org_id = $2', [endpointId, actor.org.id]);
+    if (!endpoint) throw new NotFoundError('webhook_endpoint');
+    await this.jobs.recover(endpointId, since);
+    return { endpoint_id: endpointId, since: since.toISOString(), status: 'accepted' };
+  }
+}

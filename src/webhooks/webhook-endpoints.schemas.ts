@@ -1,0 +1,220 @@
+import Joi from 'joi';
+import type { Outcome } from '../calls/call.entity.js';
+import { OUTCOMES } from '../calls/calls.schemas.js';
+import { pageQuery, type PageParams } from '../http/pagination.js';
+import { STANDARD_WEBHOOKS_SECRET_PREFIX, standardWebhookKey } from './verify.js';
+
+/** SPEC.md §8: `field_aliases`, `extra_payload` and `custom_headers` hold at most 20 entries each. */
+export const MAX_MAP_ENTRIES = 20;
+export const MAX_URL_LENGTH = 2048;
+export const MIN_SECRET_LENGTH = 8;
+export const MAX_SECRET_LENGTH = 512;
+export const MAX_HEADER_NAME_LENGTH = 256;
+export const MAX_HEADER_VALUE_LENGTH = 1024;
+/** A payload field name, original or alias. */
+export const MAX_FIELD_NAME_LENGTH = 200;
+/** `extra_payload` as JSON: it is added to every delivery, so it stays small. */
+export const MAX_EXTRA_PAYLOAD_BYTES = 16 * 1024;
+
+/**
+ * Headers a sender cannot let a caller set: they describe the connection and the framing of
+ * the request, so a custom value would break or smuggle requests (compared case-insensitively).
+ */
+export const FORBIDDEN_CUSTOM_HEADERS: readonly string[] = ['host', 'content-length', 'transfer-encoding', 'connection'];
+
+/** RFC 7230 §3.2.6 `token`: one or more `tchar`. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 7230 `field-value` characters as Node's HTTP client accepts them: HTAB, SP, VCHAR, obs-text. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** True when `name` is a valid HTTP header name (an RFC 7230 token) of at most 256 characters. */
+export function isHeaderName(name: string): boolean {
+  return name.length <= MAX_HEADER_NAME_LENGTH && TOKEN.test(name);
+}
+
+/** True for the headers `custom_headers` may not carry: Host, Content-Length, Transfer-Encoding, Connection. */
+export function isForbiddenCustomHeader(name: string): boolean {
+  return FORBIDDEN_CUSTOM_HEADERS.includes(name.toLowerCase());
+}
+
+/** True when `value` can be sent as a header value: no CR, LF or other control character, at most 1024 characters. */
+export function isHeaderValue(value: string): boolean {
+  return value.length <= MAX_HEADER_VALUE_LENGTH && FIELD_VALUE.test(value);
+}
+
+/**
+ * Why `name` cannot be a custom header, or null when it can. The reserved delivery headers
+ * (SPEC.md §6.2: Content-Type, X-Ringlane-*, webhook-*) are accepted: the delivery worker
+ * (deliver.ts) sets its own values for them at send time, compared case-insensitively.
+ */
+export function customHeaderNameProblem(name: string): string | null {
+  if (!isHeaderName(name)) return `is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only, at most ${MAX_HEADER_NAME_LENGTH} characters)`;
+  if (isForbiddenCustomHeader(name)) return 'cannot be set: Host, Content-Length, Transfer-Encoding and Connection belong to the connection';
+  return null;
+}
+
+/** Why `url` cannot be a webhook endpoint's URL, or null when it can. */
+export function webhookUrlProblem(url: string): string | null {
+  if (url.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters long`;
+  if (!/^https?:\/\//i.test(url) || /[\s\x00-\x1f\x7f]/.test(url)) return 'must be an absolute http:// or https:// URL';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'must be an absolute http:// or https:// URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an absolute http:// or https:// URL';
+  if (parsed.hostname === '') return 'must name a host';
+  // Credentials in a URL end up in logs and delivery records; use custom_headers instead.
+  if (parsed.username !== '' || parsed.password !== '' || /^https?:\/\/[^/?#]*@/i.test(url)) {
+    return 'must not contain credentials (user:password@); send them in custom_headers instead';
+  }
+  return null;
+}
+
+/** Why `secret` cannot sign deliveries, or null when it can. */
+export function webhookSecretProblem(secret: string): string | null {
+  if (secret.length < MIN_SECRET_LENGTH || secret.length > MAX_SECRET_LENGTH) {
+    return `must be ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters long`;
+  }
+  if (secret.startsWith(STANDARD_WEBHOOKS_SECRET_PREFIX) && standardWebhookKey(secret) === null) {
+    return `must be valid base64 after "${STANDARD_WEBHOOKS_SECRET_PREFIX}"`;
+  }
+  return null;
+}
+
+/** Postgres text and jsonb cannot hold U+0000: the first path inside `value` with one, else null. */
+function pathWithNul(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = pathWithNul(value[i], [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('\u0000')) return [...path, key];
+      const found = pathWithNul(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+type Helpers = Joi.CustomHelpers;
+
+/** A `custom` error reported at `key` inside the value being validated. */
+const errorAt = (helpers: Helpers, code: string, key: string, local: Record<string, unknown> = {}) =>
+  helpers.error(code, { ...local, key }, { ...helpers.state, key, path: [...(helpers.state.path ?? []), key] });
+
+const noNul = /^[^\u0000]*$/;
+const noNulMessage = { 'string.pattern.base': '{{#label}} must not contain the NUL character' };
+
+/** A payload field name, as a key of `field_aliases` or as the alias it gets: never empty. */
+const fieldName = Joi.string().min(1).max(MAX_FIELD_NAME_LENGTH).pattern(noNul).messages(noNulMessage);
+
+const fields = {
+  name: Joi.string().trim().min(1).max(200).pattern(noNul).messages(noNulMessage),
+  url: Joi.string()
+    .custom((value: string, helpers) => {
+      const problem = webhookUrlProblem(value);
+      return problem ? helpers.error('url.invalid', { problem }) : value;
+    })
+    .messages({ 'url.invalid': '{{#label}} {{#problem}}' }),
+  secret: Joi.string()
+    .custom((value: string, helpers) => {
+      const problem = webhookSecretProblem(value);
+      return problem ? helpers.error('secret.invalid', { problem }) : value;
+    })
+    .pattern(noNul)
+    .messages({ 'secret.invalid': '{{#label}} {{#problem}}', ...noNulMessage }),
+  outcomes: Joi.array()
+    .items(Joi.string().valid(...OUTCOMES))
+    .unique(),
+  /** payload field → the name it is delivered under; no two fields may get one name. */
+  field_aliases: Joi.object()
+    .pattern(fieldName, fieldName)
+    .max(MAX_MAP_ENTRIES)
+    .custom((aliases: Record<string, string>, helpers) => {
+      const seen = new Set<string>();
+      for (const [field, alias] of Object.entries(aliases)) {
+        if (seen.has(alias)) return errorAt(helpers, 'aliases.duplicate', field, { alias });
+        seen.add(alias);
+      }
+      return aliases;
+    })
+    .messages({
+      'object.unknown': '{{#label}} must be renamed from a payload field name of 1 to 200 characters',
+      'aliases.duplicate': '{{#label}} renames to "{{#alias}}", which another field is already renamed to',
+    }),
+  extra_payload: Joi.object()
+    .unknown(true)
+    .max(MAX_MAP_ENTRIES)
+    .custom((extra: Record<string, unknown>, helpers) => {
+      const nul = pathWithNul(extra);
+      if (nul) return errorAt(helpers, 'extra.nul', nul.join('.'));
+      if (Buffer.byteLength(JSON.stringify(extra)) > MAX_EXTRA_PAYLOAD_BYTES) return helpers.error('extra.size', { limit: MAX_EXTRA_PAYLOAD_BYTES });
+      return extra;
+    })
+    .messages({
+      'extra.nul': '{{#label}} must not contain the NUL character',
+      'extra.size': '{{#label}} must be at most {{#limit}} bytes as JSON',
+    }),
+  custom_headers: Joi.object()
+    .pattern(
+      Joi.string(),
+      Joi.string()
+        .max(MAX_HEADER_VALUE_LENGTH)
+        .pattern(FIELD_VALUE)
+        .messages({ 'string.pattern.base': '{{#label}} must not contain CR, LF or other control characters' }),
+    )
+    .max(MAX_MAP_ENTRIES)
+    .custom((headers: Record<string, string>, helpers) => {
+      const seen = new Set<string>();
+      for (const name of Object.keys(headers)) {
+        const problem = customHeaderNameProblem(name);
+        if (problem) return errorAt(helpers, 'header.name', name, { problem });
+        // Two spellings of one header would reach the receiver as one, in no defined order.
+        if (seen.has(name.toLowerCase())) return errorAt(helpers, 'header.duplicate', name);
+        seen.add(name.toLowerCase());
+      }
+      return headers;
+    })
+    .messages({
+      'header.name': '{{#label}} {{#problem}}',
+      'header.duplicate': '{{#label}} is given twice (header names are case-insensitive)',
+    }),
+};
+
+export interface WebhookEndpointInput {
+  name: string;
+  url: string;
+  secret: string;
+  outcomes: Outcome[];
+  field_aliases?: Record<string, string>;
+  extra_payload?: Record<string, unknown>;
+  custom_headers?: Record<string, string>;
+}
+
+export type WebhookEndpointChanges = Partial<WebhookEndpointInput> & { disabled?: boolean };
+
+/** `POST /v1/webhook-endpoints` (SPEC.md §2.5, CONTRACT.md "Webhook endpoint"). */
+export const createWebhookEndpointSchema = Joi.object({
+  ...fields,
+  name: fields.name.required(),
+  url: fields.url.required(),
+  secret: fields.secret.required(),
+  outcomes: fields.outcomes.required(),
+});
+
+/**
+ * `PATCH /v1/webhook-endpoints/{id}`: any field, at least one. A new `secret` rotates it;
+ * `disabled: false` re-enables an endpoint switched off after failing; maps replace the stored ones.
+ */
+export const updateWebhookEndpointSchema = Joi.object({ ...fields, disabled: Joi.boolean().strict() }).min(1);
+
+export type WebhookEndpointsQuery = PageParams;
+
+export const listWebhookEndpointsQuery = Joi.object(pageQuery);

@@ -1,0 +1,111 @@
+import type { Actor } from '../auth/actor.js';
+import type { Page } from '../http/pagination.js';
+import type { ResourceService } from '../http/resource-routes.js';
+import { OrgResourceTable } from '../orgs/org-resource-table.js';
+import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import type { WebhookEndpointChanges, WebhookEndpointInput, WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
+
+/** CONTRACT.md "Webhook endpoint": never the secret, only `has_secret`. */
+export interface WebhookEndpointView {
+  id: string;
+  name: string;
+  url: string;
+  has_secret: boolean;
+  outcomes: string[];
+  field_aliases: Record<string, string>;
+  extra_payload: Record<string, unknown>;
+  custom_headers: Record<string, string>;
+  disabled: boolean;
+  created_at: string;
+}
+
+interface WebhookEndpointRow {
+  id: string;
+  name: string;
+  url: string;
+  has_secret: boolean;
+  outcomes: string[];
+  field_aliases: Record<string, string>;
+  extra_payload: Record<string, unknown>;
+  custom_headers: Record<string, string>;
+  disabled: boolean;
+  created_at: Date;
+}
+
+const presentWebhookEndpoint = (row: WebhookEndpointRow): WebhookEndpointView => ({
+  id: row.id,
+  name: row.name,
+  url: row.url,
+  has_secret: row.has_secret,
+  outcomes: row.outcomes,
+  field_aliases: row.field_aliases,
+  extra_payload: row.extra_payload,
+  custom_headers: row.custom_headers,
+  disabled: row.disabled,
+  created_at: row.created_at.toISOString(),
+});
+
+/** What an update writes: the request's changes, plus the failure streak a re-enable ends. */
+type EndpointUpdate = WebhookEndpointChanges & { failing_since?: () => string };
+
+/**
+ * SQL for `failing_since` on `disabled: false`: the streak ends when the endpoint was
+ * disabled (SET sees the row as it was); an endpoint already enabled keeps its streak, so
+ * sending `disabled: false` again and again cannot keep a failing endpoint from being disabled.
+ */
+const END_STREAK_IF_DISABLED = () => 'CASE WHEN disabled THEN NULL ELSE failing_since END';
+
+/**
+ * The rows, always scoped by the acting organization. The secret is written but never read
+ * back: the columns hold only whether there is one.
+ */
+const endpointsTable = new OrgResourceTable<WebhookEndpoint, WebhookEndpointRow, WebhookEndpointView, WebhookEndpointInput, EndpointUpdate, WebhookEndpointsQuery>({
+  entity: WebhookEndpoint,
+  table: 'webhook_endpoints',
+  resource: 'webhook_endpoint',
+  idPrefix: 'whe',
+  columns: "id, name, url, (secret <> '') AS has_secret, outcomes, field_aliases, extra_payload, custom_headers, disabled, created_at",
+  present: presentWebhookEndpoint,
+  fields: {
+    name: 'name',
+    url: 'url',
+    secret: 'secret',
+    outcomes: 'outcomes',
+    field_aliases: 'fieldAliases',
+    extra_payload: 'extraPayload',
+    custom_headers: 'customHeaders',
+    disabled: 'disabled',
+    failing_since: 'failingSince',
+  },
+});
+
+/**
+ * The organization's webhook endpoints (SPEC.md §2.5, §4.4). Re-enabling a disabled one
+ * (`disabled: false`) also ends its failure streak (`failing_since`), so the delivery worker
+ * measures `WEBHOOK_DISABLE_AFTER_HOURS` afresh from the next failure.
+ */
+export class WebhookEndpointsService implements ResourceService<WebhookEndpointInput, WebhookEndpointChanges, WebhookEndpointsQuery, WebhookEndpointView> {
+  constructor(private readonly table = endpointsTable) {}
+
+  create(actor: Actor, input: WebhookEndpointInput): Promise<WebhookEndpointView> {
+    return this.table.create(actor, input);
+  }
+
+  list(actor: Actor, query: WebhookEndpointsQuery): Promise<Page<WebhookEndpointView>> {
+    return this.table.list(actor, query);
+  }
+
+  read(actor: Actor, id: string): Promise<WebhookEndpointView> {
+    return this.table.read(actor, id);
+  }
+
+  update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
+    return this.table.update(actor, id, changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes);
+  }
+
+  remove(actor: Actor, id: string): Promise<void> {
+    return this.table.remove(actor, id);
+  }
+}
+
+export const webhookEndpointsService = new WebhookEndpointsService();

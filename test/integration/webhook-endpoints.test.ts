@@ -1,0 +1,382 @@
+import { expect } from 'chai';
+import { db } from '../../src/lib/db.js';
+import { asCaller, createOrg, expectError, expectStatus, keyWith, walkList, type Caller, type TestOrg } from '../helpers/api.js';
+import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js';
+import { createTenant, reseller } from '../helpers/tenants.js';
+
+const PATH = '/v1/webhook-endpoints';
+const FIELDS = ['id', 'name', 'url', 'has_secret', 'outcomes', 'field_aliases', 'extra_payload', 'custom_headers', 'disabled', 'created_at'];
+const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'];
+
+let serial = 0;
+/** A valid create body with a secret no other endpoint of this run has. */
+const endpointBody = (fields: Record<string, unknown> = {}) => {
+  const n = serial++;
+  return { name: `Hook ${n}`, url: `https://hooks.example.com/ringlane/${n}`, secret: `s3cret-${process.pid}-${n}-${Date.now()}`, outcomes: [], ...fields };
+};
+
+const storedSecret = async (id: string): Promise<string | undefined> =>
+  (await db.query('SELECT secret FROM webhook_endpoints WHERE id = $1', [id]))[0]?.secret;
+
+/** A map of `n` entries whose keys are valid header names and payload fields. */
+const entries = (n: number, value: (i: number) => unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-Field-${i}`, value(i)]));
+
+describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint")', () => {
+  let org: TestOrg;
+  let owner: Caller;
+  before(async () => {
+    org = await createOrg();
+    owner = asCaller(org.key);
+  });
+
+  const create = async (fields: Record<string, unknown> = {}, caller = owner) => {
+    const body = endpointBody(fields);
+    return { body, endpoint: expectStatus(await caller.post(PATH, body), 201).body };
+  };
+
+  describe('CRUD', () => {
+    it('POST answers 201 with the endpoint: has_secret true, never the secret', async () => {
+      const body = endpointBody({
+        outcomes: ['positive', 'voicemail'],
+        field_aliases: { call_id: 'callId', sequence: 'seq' },
+        extra_payload: { source: 'ringlane', nested: { list: [1, 'two', null, true], n: 1.5 }, nothing: null },
+        custom_headers: { 'X-Api-Key': 'abc123', Authorization: 'Bearer t0ken' },
+      });
+      const res = expectStatus(await owner.post(PATH, body), 201);
+      const endpoint = res.body;
+      expect(endpoint).to.have.all.keys(...FIELDS);
+      expect(endpoint.id).to.match(/^whe_[0-9A-Za-z]{22}$/);
+      const { secret, ...shown } = body;
+      expect(endpoint).to.deep.include({ ...shown, has_secret: true, disabled: false });
+      expect(endpoint.created_at).to.match(ISO_UTC);
+      expect(res.text).to.not.include(secret);
+      expect(await storedSecret(endpoint.id)).to.equal(secret);
+    });
+
+    it('defaults the maps to {} and keeps an empty outcomes list (every outcome)', async () => {
+      const { endpoint } = await create();
+      expect(endpoint).to.deep.include({ outcomes: [], field_aliases: {}, extra_payload: {}, custom_headers: {}, has_secret: true, disabled: false });
+    });
+
+    it('accepts every outcome value', async () => {
+      const { endpoint } = await create({ outcomes: OUTCOMES });
+      expect(endpoint.outcomes).to.deep.equal(OUTCOMES);
+    });
+
+    it('GET reads it back; no read or list shows any secret', async () => {
+      const fresh = await createOrg();
+      const caller = asCaller(fresh.key);
+      const made = [await create({}, caller), await create({ outcomes: ['negative'] }, caller), await create({ extra_payload: { a: 1 } }, caller)];
+      for (const { endpoint, body } of made) {
+        const read = expectStatus(await caller.get(`${PATH}/${endpoint.id}`), 200);
+        expect(read.body).to.deep.equal(endpoint);
+        expect(read.text).to.not.include(body.secret);
+      }
+      const { pages, items } = await walkList(caller, PATH, 2);
+      expect(pages.map((p) => p.data.length)).to.deep.equal([2, 1]);
+      expect(items).to.deep.equal(newestFirst(made.map((m) => m.endpoint)));
+      const everything = JSON.stringify(pages) + JSON.stringify(expectStatus(await caller.get(PATH), 200).body);
+      for (const { body } of made) expect(everything).to.not.include(body.secret);
+      for (const item of items) {
+        expect(item).to.have.all.keys(...FIELDS);
+        expect(item.has_secret).to.equal(true);
+      }
+    });
+
+    it('PATCH changes the given fields, keeps the others, and replaces maps whole', async () => {
+      const { endpoint } = await create({ outcomes: ['positive'], custom_headers: { 'X-One': '1', 'X-Two': '2' } });
+      const changes = {
+        name: 'Renamed',
+        url: 'http://hooks.example.net:8080/v2?token=abc',
+        outcomes: ['negative', 'unreachable'],
+        field_aliases: { outcome: 'result' },
+        extra_payload: { tier: 'gold' },
+        custom_headers: { 'X-Three': '3' },
+      };
+      const res = expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, changes), 200);
+      expect(res.body).to.deep.equal({ ...endpoint, ...changes });
+      expect(expectStatus(await owner.get(`${PATH}/${endpoint.id}`), 200).body).to.deep.equal(res.body);
+      const renamed = expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { name: 'Only the name' }), 200).body;
+      expect(renamed).to.deep.equal({ ...res.body, name: 'Only the name' });
+    });
+
+    it('PATCH with a new secret rotates it, and answers without it', async () => {
+      const { endpoint, body } = await create();
+      const rotated = `rotated-${body.secret}`;
+      const res = expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { secret: rotated }), 200);
+      expect(res.body).to.deep.equal(endpoint);
+      expect(res.text).to.not.include(rotated);
+      expect(await storedSecret(endpoint.id)).to.equal(rotated);
+      const whsec = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
+      expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { secret: whsec }), 200);
+      expect(await storedSecret(endpoint.id)).to.equal(whsec);
+    });
+
+    it('PATCH disabled: false re-enables an endpoint switched off for failing, and ends its failure streak', async () => {
+      const { endpoint } = await create();
+      await db.query("UPDATE webhook_endpoints SET disabled = true, failing_since = now() - interval '121 hours' WHERE id = $1", [endpoint.id]);
+      expect(expectStatus(await owner.get(`${PATH}/${endpoint.id}`), 200).body.disabled).to.equal(true);
+      // Another change leaves the endpoint off and its streak running.
+      expect(expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { name: 'Still off' }), 200).body.disabled).to.equal(true);
+      const [before] = await db.query('SELECT failing_since FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      expect(before.failing_since).to.be.instanceOf(Date);
+
+      const res = expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { disabled: false }), 200);
+      expect(res.body).to.deep.equal({ ...endpoint, name: 'Still off', disabled: false });
+      const [after] = await db.query('SELECT disabled, failing_since FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      expect(after).to.deep.equal({ disabled: false, failing_since: null });
+    });
+
+    it('PATCH disabled: false on an endpoint that is not disabled keeps its failure streak', async () => {
+      const { endpoint } = await create();
+      await db.query("UPDATE webhook_endpoints SET failing_since = now() - interval '2 hours' WHERE id = $1", [endpoint.id]);
+      const [before] = await db.query('SELECT failing_since FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      expect(expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { disabled: false }), 200).body).to.deep.equal(endpoint);
+      const [after] = await db.query('SELECT disabled, failing_since FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      expect(after).to.deep.equal({ disabled: false, failing_since: before.failing_since });
+    });
+
+    it('PATCH disabled: true switches an endpoint off by hand', async () => {
+      const { endpoint } = await create();
+      expect(expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, { disabled: true }), 200).body.disabled).to.equal(true);
+      expect(expectStatus(await owner.get(`${PATH}/${endpoint.id}`), 200).body.disabled).to.equal(true);
+    });
+
+    it('DELETE answers 204; the endpoint is gone from reads and lists', async () => {
+      const { endpoint } = await create();
+      const res = expectStatus(await owner.delete(`${PATH}/${endpoint.id}`), 204);
+      expect(res.text).to.equal('');
+      expectError(await owner.get(`${PATH}/${endpoint.id}`), 404, 'webhook_endpoint_not_found');
+      expectError(await owner.delete(`${PATH}/${endpoint.id}`), 404, 'webhook_endpoint_not_found');
+      expect((await walkList(owner, PATH, 100)).items.map((e) => e.id)).to.not.include(endpoint.id);
+      expect(await storedSecret(endpoint.id)).to.equal(undefined);
+    });
+
+    it('accepts the reserved headers in custom_headers and keeps them as given (they lose at send time)', async () => {
+      const reserved = {
+        'X-Ringlane-Delivery-Id': 'mine',
+        'x-ringlane-signature': 'sha256=forged',
+        'Content-Type': 'text/plain',
+        'webhook-id': 'a',
+        'Webhook-Timestamp': '1',
+        'WEBHOOK-SIGNATURE': 'v1,forged',
+      };
+      const { endpoint } = await create({ custom_headers: reserved });
+      expect(endpoint.custom_headers).to.deep.equal(reserved);
+    });
+
+    it('replays an idempotent POST without the secret', async () => {
+      const body = endpointBody();
+      const key = `whe-${body.secret}`;
+      const first = await asCaller(org.key, { 'Idempotency-Key': key }).post(PATH, body);
+      const again = await asCaller(org.key, { 'Idempotency-Key': key }).post(PATH, body);
+      expectStatus(again, 201);
+      expect(again.headers['idempotent-replayed']).to.equal('true');
+      expect(again.body).to.deep.equal(first.body);
+      expect(again.text).to.not.include(body.secret);
+      const count = await db.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1 AND name = $2', [org.id, body.name]);
+      expect(count[0].n).to.equal(1);
+    });
+  });
+
+  describe('refuses bad input with 400 naming the field', () => {
+    const long = (n: number) => `https://example.com/${'a'.repeat(n - 'https://example.com/'.length)}`;
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['a missing name', { name: undefined }, 'name'],
+      ['an empty name', { name: '   ' }, 'name'],
+      ['a missing url', { url: undefined }, 'url'],
+      ['a url that is not http(s)', { url: 'ftp://example.com/hook' }, 'url'],
+      ['a relative url', { url: '/hooks' }, 'url'],
+      ['a url without a scheme', { url: 'example.com/hooks' }, 'url'],
+      ['a javascript: url', { url: 'javascript:alert(1)' }, 'url'],
+      ['a url with credentials', { url: 'https://user:pass@example.com/hook' }, 'url'],
+      ['a url with a user name', { url: 'https://user@example.com/hook' }, 'url'],
+      ['a url with whitespace', { url: 'https://example.com/a b' }, 'url'],
+      ['a url over 2048 characters', { url: long(2049) }, 'url'],
+      ['a url that is not a string', { url: 42 }, 'url'],
+      ['a missing secret', { secret: undefined }, 'secret'],
+      ['a secret of 7 characters', { secret: '1234567' }, 'secret'],
+      ['a secret of 513 characters', { secret: 'x'.repeat(513) }, 'secret'],
+      ['a whsec_ secret that is not base64', { secret: 'whsec_this is not base64!' }, 'secret'],
+      ['a whsec_ secret with broken padding', { secret: 'whsec_QUJD=' }, 'secret'],
+      ['missing outcomes', { outcomes: undefined }, 'outcomes'],
+      ['outcomes that are not an array', { outcomes: 'positive' }, 'outcomes'],
+      ['an unknown outcome', { outcomes: ['positive', 'great'] }, 'outcomes.1'],
+      ['a repeated outcome', { outcomes: ['positive', 'positive'] }, 'outcomes.1'],
+      ['field_aliases that is not an object', { field_aliases: ['a'] }, 'field_aliases'],
+      ['an empty alias', { field_aliases: { call_id: '' } }, 'field_aliases.call_id'],
+      ['an alias that is not a string', { field_aliases: { call_id: 5 } }, 'field_aliases.call_id'],
+      ['two fields renamed to one name', { field_aliases: { call_id: 'id', event: 'id' } }, 'field_aliases.event'],
+      ['more than 20 aliases', { field_aliases: entries(21, (i) => `alias_${i}`) }, 'field_aliases'],
+      ['extra_payload that is not an object', { extra_payload: 'x' }, 'extra_payload'],
+      ['more than 20 extra_payload entries', { extra_payload: entries(21, (i) => i) }, 'extra_payload'],
+      ['custom_headers that is not an object', { custom_headers: ['X-A'] }, 'custom_headers'],
+      ['more than 20 custom headers', { custom_headers: entries(21, String) }, 'custom_headers'],
+      ['a header name with a space', { custom_headers: { 'X Api Key': 'k' } }, 'custom_headers.X Api Key'],
+      ['a header name with a colon', { custom_headers: { 'X-Api-Key:': 'k' } }, 'custom_headers.X-Api-Key:'],
+      ['a header name with a non-ASCII letter', { custom_headers: { 'X-Clé': 'k' } }, 'custom_headers.X-Clé'],
+      ['an empty header name', { custom_headers: { '': 'k' } }, 'custom_headers.'],
+      ['Host', { custom_headers: { Host: 'evil.example' } }, 'custom_headers.Host'],
+      ['host in lower case', { custom_headers: { host: 'evil.example' } }, 'custom_headers.host'],
+      ['Content-Length', { custom_headers: { 'Content-Length': '0' } }, 'custom_headers.Content-Length'],
+      ['Transfer-Encoding', { custom_headers: { 'TRANSFER-ENCODING': 'chunked' } }, 'custom_headers.TRANSFER-ENCODING'],
+      ['Connection', { custom_headers: { connection: 'close' } }, 'custom_headers.connection'],
+      ['one header in two spellings', { custom_headers: { 'X-A': '1', 'x-a': '2' } }, 'custom_headers.x-a'],
+      ['a header value with CR LF', { custom_headers: { 'X-A': 'ok\r\nX-Injected: yes' } }, 'custom_headers.X-A'],
+      ['a header value with LF', { custom_headers: { 'X-A': 'ok\nmore' } }, 'custom_headers.X-A'],
+      ['a header value over 1024 characters', { custom_headers: { 'X-A': 'v'.repeat(1025) } }, 'custom_headers.X-A'],
+      ['a header value that is not a string', { custom_headers: { 'X-A': 1 } }, 'custom_headers.X-A'],
+      ['an unknown field', { retries: 3 }, 'retries'],
+      ['disabled on create', { disabled: true }, 'disabled'],
+      ['has_secret', { has_secret: true }, 'has_secret'],
+    ];
+    for (const [what, fields, path] of cases) {
+      it(`on create: ${what}`, async () => {
+        const body = endpointBody(fields);
+        for (const [key, value] of Object.entries(body)) if (value === undefined) delete (body as Record<string, unknown>)[key];
+        expectInvalid(await owner.post(PATH, body), path);
+      });
+    }
+
+    it('on update, with the same rules', async () => {
+      const { endpoint } = await create();
+      const one = `${PATH}/${endpoint.id}`;
+      expectInvalid(await owner.patch(one, { url: 'mailto:a@example.com' }), 'url');
+      expectInvalid(await owner.patch(one, { url: 'https://a:b@example.com' }), 'url');
+      expectInvalid(await owner.patch(one, { secret: 'short' }), 'secret');
+      expectInvalid(await owner.patch(one, { outcomes: ['maybe'] }), 'outcomes.0');
+      expectInvalid(await owner.patch(one, { custom_headers: { 'Content-Length': '1' } }), 'custom_headers.Content-Length');
+      expectInvalid(await owner.patch(one, { extra_payload: entries(21, (i) => i) }), 'extra_payload');
+      expectInvalid(await owner.patch(one, { disabled: 'no' }), 'disabled');
+      expectInvalid(await owner.patch(one, { name: null }), 'name');
+      expectInvalid(await owner.patch(one, { failing_since: null }), 'failing_since');
+      expectInvalid(await owner.patch(one, { id: 'whe_mine' }), 'id');
+      expectError(await owner.patch(one, {}), 400, 'invalid_request');
+      expect(expectStatus(await owner.get(one), 200).body).to.deep.equal(endpoint);
+    });
+
+    it('names the problem in the message', async () => {
+      const error = expectInvalid(await owner.post(PATH, endpointBody({ custom_headers: { Host: 'x' } })), 'custom_headers.Host');
+      expect(error.message).to.include('Host');
+      expect(expectInvalid(await owner.post(PATH, endpointBody({ url: 'ftp://x' })), 'url').message).to.match(/http/);
+    });
+
+    it('refuses a bad limit or cursor, and unknown list parameters', async () => {
+      expectInvalid(await owner.get(`${PATH}?limit=0`), 'limit');
+      expectInvalid(await owner.get(`${PATH}?limit=101`), 'limit');
+      expectInvalid(await owner.get(`${PATH}?cursor=nonsense`), 'cursor');
+      expectInvalid(await owner.get(`${PATH}?outcome=positive`), 'outcome');
+      expectInvalid(await owner.get(`${PATH}/${'x'.repeat(41)}`), 'id');
+    });
+  });
+
+  describe('limits of 20 entries (SPEC.md §8)', () => {
+    it('accepts exactly 20 entries in each map, on create and on update', async () => {
+      const twenty = {
+        field_aliases: entries(20, (i) => `alias_${i}`),
+        extra_payload: entries(20, (i) => ({ i })),
+        custom_headers: entries(20, (i) => `value ${i}`),
+      };
+      const { endpoint } = await create(twenty);
+      expect(endpoint).to.deep.include(twenty);
+      expectStatus(await owner.patch(`${PATH}/${endpoint.id}`, twenty), 200);
+    });
+
+    it('refuses 21 entries in any map', async () => {
+      expectInvalid(await owner.post(PATH, endpointBody({ field_aliases: entries(21, (i) => `alias_${i}`) })), 'field_aliases');
+      expectInvalid(await owner.post(PATH, endpointBody({ extra_payload: entries(21, (i) => i) })), 'extra_payload');
+      expectInvalid(await owner.post(PATH, endpointBody({ custom_headers: entries(21, String) })), 'custom_headers');
+    });
+  });
+
+  describe('access', () => {
+    it('needs the webhooks capability to write; reading needs none', async () => {
+      const { endpoint } = await create();
+      const limited = asCaller(await keyWith(org, ['operate', 'settings', 'api_keys']));
+      const writes = [
+        await limited.post(PATH, endpointBody()),
+        await limited.patch(`${PATH}/${endpoint.id}`, { name: 'Nope' }),
+        await limited.delete(`${PATH}/${endpoint.id}`),
+      ];
+      for (const res of writes) expect(expectError(res, 403, 'missing_capability').required).to.equal('webhooks');
+      const reader = asCaller(await keyWith(org, []));
+      expect(expectStatus(await reader.get(`${PATH}/${endpoint.id}`), 200).body).to.deep.equal(endpoint);
+      expectStatus(await reader.get(PATH), 200);
+      const writer = asCaller(await keyWith(org, ['webhooks']));
+      expectStatus(await writer.post(PATH, endpointBody()), 201);
+      expectStatus(await writer.patch(`${PATH}/${endpoint.id}`, { name: 'Allowed' }), 200);
+    });
+
+    it('answers 401 without a key', async () => {
+      expectError(await asCaller('rk_live_nonsense').get(PATH), 401, 'unauthorized');
+    });
+
+    it('answers 404 webhook_endpoint_not_found for an id that does not exist', async () => {
+      const id = `whe_${'0'.repeat(22)}`;
+      expectError(await owner.get(`${PATH}/${id}`), 404, 'webhook_endpoint_not_found');
+      expectError(await owner.patch(`${PATH}/${id}`, { name: 'x' }), 404, 'webhook_endpoint_not_found');
+      expectError(await owner.delete(`${PATH}/${id}`), 404, 'webhook_endpoint_not_found');
+    });
+
+    it("answers 404 for another organization's endpoint, lists only its own, and leaves the other alone", async () => {
+      const other = asCaller((await createOrg()).key);
+      const theirs = (await create({}, other)).endpoint;
+      const mine = (await create()).endpoint;
+      for (const res of [
+        await owner.get(`${PATH}/${theirs.id}`),
+        await owner.patch(`${PATH}/${theirs.id}`, { name: 'Hijacked', disabled: false }),
+        await owner.delete(`${PATH}/${theirs.id}`),
+      ]) {
+        expectError(res, 404, 'webhook_endpoint_not_found');
+      }
+      const ids = (await walkList(owner, PATH, 100)).items.map((e) => e.id);
+      expect(ids).to.include(mine.id).and.not.include(theirs.id);
+      expect((await walkList(other, PATH, 100)).items.map((e) => e.id)).to.deep.equal([theirs.id]);
+      expect(expectStatus(await other.get(`${PATH}/${theirs.id}`), 200).body).to.deep.equal(theirs);
+    });
+  });
+
+  describe('inside a tenant (X-Tenant-Id)', () => {
+    it("manages the tenant's own endpoints, invisible from the reseller's own context and the other way round", async () => {
+      const owner = await reseller();
+      const tenant = await createTenant(owner);
+      const inside = owner.inside(tenant.id);
+      const tenants = (await create({ outcomes: ['positive'] }, inside)).endpoint;
+      const resellers = (await create({}, owner.as)).endpoint;
+
+      expect((await walkList(inside, PATH, 100)).items.map((e) => e.id)).to.deep.equal([tenants.id]);
+      expect((await walkList(owner.as, PATH, 100)).items.map((e) => e.id)).to.deep.equal([resellers.id]);
+      expectError(await owner.as.get(`${PATH}/${tenants.id}`), 404, 'webhook_endpoint_not_found');
+      expectError(await owner.as.patch(`${PATH}/${tenants.id}`, { name: 'x' }), 404, 'webhook_endpoint_not_found');
+      expectError(await owner.as.delete(`${PATH}/${tenants.id}`), 404, 'webhook_endpoint_not_found');
+      expectError(await inside.get(`${PATH}/${resellers.id}`), 404, 'webhook_endpoint_not_found');
+      const [row] = await db.query('SELECT org_id FROM webhook_endpoints WHERE id = $1', [tenants.id]);
+      expect(row.org_id).to.equal(tenant.id);
+
+      const renamed = expectStatus(await inside.patch(`${PATH}/${tenants.id}`, { name: 'Tenant CRM' }), 200).body;
+      expect(renamed.name).to.equal('Tenant CRM');
+      expectStatus(await inside.delete(`${PATH}/${tenants.id}`), 204);
+      expect((await walkList(inside, PATH, 100)).items).to.deep.equal([]);
+    });
+
+    it('refuses changes while the tenant is disabled, and still reads', async () => {
+      const owner = await reseller();
+      const tenant = await createTenant(owner);
+      const inside = owner.inside(tenant.id);
+      const { endpoint } = await create({}, inside);
+      expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}`, { disabled: true }), 200);
+      expectError(await inside.post(PATH, endpointBody()), 403, 'tenant_disabled');
+      expectError(await inside.patch(`${PATH}/${endpoint.id}`, { name: 'x' }), 403, 'tenant_disabled');
+      expectError(await inside.delete(`${PATH}/${endpoint.id}`), 403, 'tenant_disabled');
+      expect(expectStatus(await inside.get(`${PATH}/${endpoint.id}`), 200).body).to.deep.equal(endpoint);
+    });
+
+    it('answers 404 tenant_not_found for a tenant that is not the caller\'s', async () => {
+      const owner = await reseller();
+      const stranger = await reseller();
+      const theirs = await createTenant(stranger);
+      expectError(await owner.inside(theirs.id).get(PATH), 404, 'tenant_not_found');
+      expectError(await owner.inside(theirs.id).post(PATH, endpointBody()), 404, 'tenant_not_found');
+    });
+  });
+});
