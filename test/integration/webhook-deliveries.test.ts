@@ -132,7 +132,7 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
     expect(gaps[1]).to.be.greaterThan(gaps[0] + 100); // exponential
   });
 
-  it('gives up after WEBHOOK_MAX_ATTEMPTS (3 here): failed; a 3xx is a failure and is not followed; a manual retry sends again', async () => {
+  it('gives up after WEBHOOK_MAX_ATTEMPTS (3 here): failed; a 3xx is a failure and is not followed; recover and a manual retry send again', async () => {
     let answer = 302;
     const hooks = await receiver(() => ({ status: answer, headers: { location: 'http://127.0.0.1:9/elsewhere' } }));
     const org = await voiceOrg();
@@ -144,10 +144,18 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
     expect(hooks.received).to.have.lengthOf(3);
 
     answer = 200;
-    const retried = await asCaller(org.key).post(`/v1/webhook-deliveries/${failed.id}/retry`, {});
-    expect(retried.status).to.equal(202);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const recovered = await asCaller(org.key).post(`/v1/webhook-endpoints/${failed.endpoint_id}/recover`, { since });
+    expect(recovered.status).to.equal(202);
     const [ok] = await waitForDeliveries(org, (d) => d.status === 'succeeded');
     expect(ok).to.include({ id: failed.id, attempt_count: 4 });
+
+    const retried = await asCaller(org.key).post(`/v1/webhook-deliveries/${failed.id}/retry`, {});
+    expect(retried.status).to.equal(202);
+    const [again] = await waitForDeliveries(org, (d) => d.attempt_count === 5);
+    expect(again).to.include({ id: failed.id, status: 'succeeded' });
+    expect(hooks.received).to.have.lengthOf(5);
+    expectError(await asCaller(org.key).post(`/v1/webhook-endpoints/${failed.endpoint_id}/recover`, { since: 'yesterday' }), 400, 'invalid_request');
     expectError(await asCaller(org.key).post('/v1/webhook-deliveries/dlv_nope/retry', {}), 404, 'webhook_delivery_not_found');
   });
 

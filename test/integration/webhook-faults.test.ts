@@ -1,0 +1,322 @@
+// Fault tests of webhook delivery (issue: "SIGKILL the webhooks worker while 1,000 deliveries
+// are in flight and restart it ...; the same with the relay; and with Redis restarted mid-run").
+// Real processes, real Postgres and Redis, a real HTTP receiver. Events are written straight
+// into the outbox (calls + call_events, one set-based statement), so the call engine is not
+// involved: the relay's NOTIFY trigger fans them out.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { expect } from 'chai';
+import { db } from '../../src/lib/db.js';
+import { asCaller, createOrg, expectStatus, walkList, type TestOrg } from '../helpers/api.js';
+import { freePort, startProcess } from '../helpers/processes.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+
+const SECRET = 'whsec_' + Buffer.from('fault tests: a 32-byte secret!!!').toString('base64');
+const EVENTS = ['call.queued', 'call.ringing', 'call.in_progress', 'call.completed'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A worker or relay process, with the tail of what it printed (shown when a test fails). */
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  log: string[];
+}
+
+const running: Proc[] = [];
+
+function tailOf(proc: Proc): string {
+  return `--- ${proc.name} (pid ${proc.child.pid}, exit ${proc.child.exitCode ?? proc.child.signalCode ?? 'running'}) ---\n${proc.log.join('').slice(-3000)}`;
+}
+
+/** Starts `workers/<entry>.ts`; resolves once it logged `readyLine`. */
+async function start(entry: 'relay' | 'webhooks', env: Record<string, string>): Promise<Proc> {
+  const child = startProcess(`workers/${entry}.ts`, { LOG_LEVEL: 'info', ...env });
+  const proc: Proc = { name: entry, child, log: [] };
+  running.push(proc);
+  const keep = (d: Buffer) => {
+    proc.log.push(d.toString());
+    if (proc.log.length > 200) proc.log.splice(0, proc.log.length - 200);
+  };
+  child.stderr!.on('data', keep);
+  const readyLine = entry === 'relay' ? 'relay started' : 'worker started';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry} did not start in 20 s\n${tailOf(proc)}`)), 20_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      keep(d);
+      if (d.toString().includes(readyLine)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited (${code ?? signal}) before it started\n${tailOf(proc)}`));
+    });
+  });
+  return proc;
+}
+
+async function kill(proc: Proc, signal: NodeJS.Signals): Promise<void> {
+  const { child } = proc;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const alive = (proc: Proc) => proc.child.exitCode === null && proc.child.signalCode === null;
+
+/** A receiver that answers 200 after `minMs`..`maxMs`; `inFlight()` counts requests not yet answered. */
+async function slowReceiver(minMs: number, maxMs: number) {
+  const answerAt: number[] = [];
+  const receiver = await startReceiver(() => {
+    const delayMs = minMs + Math.floor(Math.random() * (maxMs - minMs + 1));
+    answerAt.push(Date.now() + delayMs);
+    return { status: 200, delayMs };
+  });
+  return Object.assign(receiver, { inFlight: () => answerAt.filter((t) => t > Date.now()).length });
+}
+
+async function orgWithEndpoint(url: string): Promise<TestOrg> {
+  const org = await createOrg({ name: 'Webhook faults' });
+  expectStatus(await asCaller(org.key).post('/v1/webhook-endpoints', { name: 'Faults', url, secret: SECRET, outcomes: [] }), 201);
+  return org;
+}
+
+/**
+ * Writes `calls` completed calls of `org`, each with its four events, in one statement (the
+ * NOTIFY trigger wakes the relay once). Returns the number of events written.
+ */
+async function insertEvents(org: TestOrg, calls: number): Promise<number> {
+  const tag = randomBytes(5).toString('hex');
+  await db.query(
+    `WITH c AS (
+       INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, outcome, end_reason, phone_number, simulate, last_sequence)
+       SELECT 'call_flt' || $2 || '_' || i, $1, $1, 'agt_faults', 'outbound', 'completed', 'neutral', 'completed', '+14155550100', '{}'::jsonb, 4
+         FROM generate_series(1, $3::int) AS i
+       RETURNING id, org_id)
+     INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
+     SELECT 'cev_' || c.id || '_' || e.seq, c.id, c.org_id, e.seq, e.name,
+            jsonb_build_object('event', e.name, 'call_id', c.id, 'org_id', c.org_id, 'sequence', e.seq,
+                               'status', CASE WHEN e.seq = 4 THEN 'completed' ELSE 'in_progress' END,
+                               'occurred_at', iso_utc(now()), 'outcome', CASE WHEN e.seq = 4 THEN 'neutral' END),
+            now()
+       FROM c CROSS JOIN unnest($4::text[]) WITH ORDINALITY AS e(name, seq)`,
+    [org.id, tag, calls, EVENTS],
+  );
+  return calls * EVENTS.length;
+}
+
+async function statusCounts(org: TestOrg): Promise<Record<string, number>> {
+  const rows: Array<{ status: string; n: number }> = await db.query(
+    'SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE org_id = $1 GROUP BY status',
+    [org.id],
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+async function deliveryCount(org: TestOrg): Promise<number> {
+  const [{ n }] = await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE org_id = $1', [org.id]);
+  return n;
+}
+
+/** Polls until `check` holds; on timeout the error shows `describe()` and the processes' logs. */
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => Promise<unknown>, pollMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: not within ${timeoutMs} ms; ${JSON.stringify(await describe())}\n${running.map(tailOf).join('\n')}`);
+    }
+    await sleep(pollMs);
+  }
+}
+
+/** Every delivery of `org` succeeded: `total` of them. */
+async function waitAllSucceeded(org: TestOrg, total: number, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    `all ${total} deliveries succeeded`,
+    async () => (await statusCounts(org)).succeeded === total,
+    timeoutMs,
+    () => statusCounts(org),
+    200,
+  );
+}
+
+/**
+ * What the receiver and the delivery log must show in the end: one delivery per event, every
+ * delivery received at least once (by `webhook-id`, and every event by call and sequence),
+ * and GET /v1/webhook-deliveries, walked page by page, shows every one `succeeded`.
+ */
+async function expectAllDelivered(org: TestOrg, receiver: Receiver, events: number): Promise<void> {
+  const [counts] = await db.query(
+    `SELECT count(*)::int AS events, count(d.id)::int AS deliveries, count(DISTINCT d.event_id)::int AS distinct_events,
+            count(*) FILTER (WHERE ev.relayed_at IS NULL)::int AS unrelayed
+       FROM call_events ev LEFT JOIN webhook_deliveries d ON d.event_id = ev.id
+      WHERE ev.org_id = $1`,
+    [org.id],
+  );
+  expect(counts).to.deep.equal({ events, deliveries: events, distinct_events: events, unrelayed: 0 });
+
+  const deliveries: Array<{ id: string; call_id: string; sequence: number }> = await db.query(
+    'SELECT d.id, ev.call_id, ev.sequence FROM webhook_deliveries d JOIN call_events ev ON ev.id = d.event_id WHERE d.org_id = $1',
+    [org.id],
+  );
+  const receivedIds = new Set(receiver.received.map((r) => r.headers['webhook-id']));
+  const missing = deliveries.filter((d) => !receivedIds.has(d.id));
+  expect(missing.length, `deliveries never received, e.g. ${JSON.stringify(missing.slice(0, 5))}`).to.equal(0);
+  const receivedEvents = new Set(receiver.received.map((r) => `${r.body.call_id}#${r.body.sequence}`));
+  expect(deliveries.filter((d) => !receivedEvents.has(`${d.call_id}#${d.sequence}`))).to.deep.equal([]);
+
+  const { items } = await walkList(asCaller(org.key), '/v1/webhook-deliveries', 100);
+  expect(items).to.have.lengthOf(events);
+  expect(new Set(items.map((d: any) => d.id)).size).to.equal(events);
+  const notSucceeded = items.filter((d: any) => d.status !== 'succeeded');
+  expect(notSucceeded.length, JSON.stringify(notSucceeded.slice(0, 3))).to.equal(0);
+  for (const d of items) {
+    expect(d.attempts.length).to.be.at.least(1);
+    expect(d.attempts.at(-1).response_status).to.equal(200);
+  }
+}
+
+/** A private redis-server on `port` (never the machine's own on 6379), empty, no persistence. */
+async function startRedisServer(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr!.resume();
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`);
+    if (await pingRedis(port)) return child;
+    if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not answer`);
+    await sleep(50);
+  }
+}
+
+function pingRedis(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.setTimeout(500);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => {
+      socket.destroy();
+      resolve(d.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+async function killRedisServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)', function () {
+  this.timeout(90_000);
+  const receivers: Receiver[] = [];
+  const redisServers: ChildProcess[] = [];
+
+  afterEach(async function () {
+    this.timeout(60_000);
+    await Promise.all(running.splice(0).map((p) => kill(p, 'SIGTERM')));
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+    await Promise.all(redisServers.splice(0).map((r) => killRedisServer(r)));
+  });
+
+  it('SIGKILL of the webhooks worker with deliveries in flight: a new worker gets every delivery through (at least once), all succeeded', async () => {
+    const receiver = await slowReceiver(20, 50);
+    receivers.push(receiver);
+    const org = await orgWithEndpoint(receiver.url);
+    // Every job the worker runs at once may be POSTing to this one endpoint.
+    const env = { WEBHOOK_ENDPOINT_CONCURRENCY: '100' };
+    const relay = await start('relay', env);
+    const worker = await start('webhooks', env);
+
+    const total = await insertEvents(org, 250);
+    expect(total).to.equal(1000);
+    await receiver.until((all) => all.length >= 150, 30_000);
+    const inFlight = receiver.inFlight();
+    await kill(worker, 'SIGKILL');
+    const atKill = await statusCounts(org);
+    expect(inFlight, 'requests the receiver had not answered when the worker died').to.be.at.least(5);
+    expect(atKill.succeeded ?? 0, JSON.stringify(atKill)).to.be.below(total);
+
+    const restarted = await start('webhooks', env);
+    await waitAllSucceeded(org, total, 75_000);
+    await expectAllDelivered(org, receiver, total);
+    expect(alive(relay) && alive(restarted)).to.equal(true);
+  });
+
+  it('SIGKILL of the relay mid-fan-out: after a restart, exactly one delivery per event, all succeeded', async () => {
+    const receiver = await slowReceiver(0, 5);
+    receivers.push(receiver);
+    const org = await orgWithEndpoint(receiver.url);
+    const relay = await start('relay', {});
+    const worker = await start('webhooks', {});
+
+    // 1,000 events in 25 statements of 40, while the relay fans them out; it dies part-way.
+    let written = 0;
+    const writer = (async () => {
+      for (let i = 0; i < 25; i++) {
+        written += await insertEvents(org, 10);
+        await sleep(40);
+      }
+    })();
+    let atKill = 0;
+    try {
+      await waitUntil('some deliveries', async () => (atKill = await deliveryCount(org)) >= 40, 20_000, () => statusCounts(org), 5);
+      await kill(relay, 'SIGKILL');
+      atKill = await deliveryCount(org);
+    } finally {
+      await writer;
+    }
+    expect(written).to.equal(1000);
+    expect(atKill).to.be.above(0).and.below(1000);
+
+    const restarted = await start('relay', {});
+    await waitAllSucceeded(org, 1000, 75_000);
+    await expectAllDelivered(org, receiver, 1000);
+    expect(alive(restarted) && alive(worker)).to.equal(true);
+  });
+
+  it('Redis killed mid-run and restarted empty: events keep becoming deliveries meanwhile, and the sweeper gets every one to succeeded', async () => {
+    const port = await freePort();
+    let redis = await startRedisServer(port);
+    redisServers.push(redis);
+    const receiver = await slowReceiver(10, 30);
+    receivers.push(receiver);
+    const org = await orgWithEndpoint(receiver.url);
+    const env = { REDIS_URL: `redis://127.0.0.1:${port}`, WEBHOOK_ENDPOINT_CONCURRENCY: '100' };
+    const relay = await start('relay', env);
+    const worker = await start('webhooks', env);
+
+    const first = await insertEvents(org, 250);
+    await receiver.until((all) => all.length >= 200, 30_000);
+    await killRedisServer(redis);
+    const atKill = await statusCounts(org);
+    expect(atKill.succeeded ?? 0, JSON.stringify(atKill)).to.be.below(first);
+
+    // While Redis is down: new events still become deliveries (Postgres is the source of truth).
+    await sleep(500);
+    const second = await insertEvents(org, 50);
+    const total = first + second;
+    await waitUntil('events written while Redis is down become deliveries', async () => (await deliveryCount(org)) === total, 20_000, () => statusCounts(org));
+    await sleep(1000);
+    expect(alive(relay) && alive(worker), 'relay and worker survive Redis going away').to.equal(true);
+
+    redis = await startRedisServer(port);
+    redisServers.push(redis);
+    await waitAllSucceeded(org, total, 60_000);
+    await expectAllDelivered(org, receiver, total);
+    expect(alive(relay) && alive(worker)).to.equal(true);
+  });
+});
