@@ -1,7 +1,7 @@
 // npm run bench:auth — authenticated `GET /v1/api-keys` (API key auth, org scoping, a real
 // Postgres query) against a bare Express route answering the same JSON from memory, in the
 // same run, at the same concurrency, in alternating rounds. Prints medians and their ratio.
-import { benchDatabase, load, loadGenerator, median, startServer, stopServer, type LoadResult } from './harness.js';
+import { benchDatabase, load, loadGenerator, median, startServer, stopServer, type LoadResult, runBench } from './harness.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -61,10 +61,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

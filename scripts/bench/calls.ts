@@ -3,7 +3,7 @@
 // written per second, from the first POST to the last call's end.
 import { Agent, fetch as undiciFetch } from 'undici';
 import pg from 'pg';
-import { benchDatabase, startServer, stopServer } from './harness.js';
+import { benchDatabase, startServer, stopServer, runBench } from './harness.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 10_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 64);
@@ -81,10 +81,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -90,3 +90,14 @@ export function load(tool: 'wrk' | 'autocannon', url: string, headers: Record<st
 }
 
 export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Runs a benchmark's main function and exits with its outcome (servers it started are children). */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

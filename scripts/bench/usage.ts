@@ -9,7 +9,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { createDataSource } from '../../src/lib/db.js';
 import { formatMoney } from '../../src/lib/money.js';
 import { rollUp } from '../../src/usage/usage-rollup.js';
-import { benchDatabase, startServer, stopServer } from './harness.js';
+import { benchDatabase, startServer, stopServer, runBench } from './harness.js';
 
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
 const CALL_ROWS = Number(process.env.BENCH_CALL_ROWS ?? 200_000);
@@ -163,10 +163,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

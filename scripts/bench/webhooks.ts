@@ -25,7 +25,7 @@ import { Queue } from 'bullmq';
 import got from 'got';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { benchDatabase, startProcess, stopServer } from './harness.js';
+import { benchDatabase, runBench, startProcess, stopServer } from './harness.js';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
@@ -352,20 +352,5 @@ async function main(): Promise<void> {
   console.log(`  commit → receipt: p50 ${ms(paced.p50)}, p99 ${ms(paced.p99)}, max ${ms(paced.max)}   target p99 < 250 ms`);
 }
 
-if (process.argv[2] === 'bare-loop') {
-  bareLoop(process.argv[3], process.argv[4], Number(process.argv[5])).then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-} else {
-  main().then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+// The bare loop runs in a process of its own, like the worker it is compared with.
+runBench(process.argv[2] === 'bare-loop' ? () => bareLoop(process.argv[3], process.argv[4], Number(process.argv[5])) : main);
