@@ -1,11 +1,20 @@
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
 
 /** Creates (if needed) and migrates the benchmark's own database; returns its URL. */
-export async function benchDatabase(name: string): Promise<string> {
+export async function benchDatabase(name: string, options: { fresh?: boolean } = {}): Promise<string> {
   const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  if (options.fresh) {
+    // A run that reads back everything it wrote (or appends to the append-only ledger) starts empty.
+    url.pathname = '/postgres';
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await client.end();
+  }
   url.pathname = `/${name}`;
   await ensureDatabase(url.toString());
   await runMigrations(url.toString());

@@ -20,16 +20,6 @@ const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
 const PORT = 3904;
 const BASE = `http://127.0.0.1:${PORT}`;
 
-/** A fresh database each run: the seed is specific to one tenant, and the ledger is append-only. */
-async function freshDatabase(): Promise<string> {
-  const admin = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
-  await client.end();
-  return benchDatabase(DATABASE);
-}
 
 /**
  * Seeds the tenant's history with set-based SQL. Row triggers are off for the session
@@ -71,7 +61,7 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function main(): Promise<void> {
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
   const env = { DATABASE_URL: databaseUrl, PORT: String(PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: '{ringlane_bench_usage}', NODE_ENV: 'production' };
   const api = await startServer('dist/src/server.js', env, `${BASE}/readyz`);
   const dispatcher = new Agent({ connections: 1, pipelining: 1 });

@@ -88,16 +88,6 @@ async function bareLoop(file: string, url: string, concurrency: number): Promise
   agent.destroy();
 }
 
-/** A fresh database each run: the measurement reads every delivery and attempt of the run. */
-async function freshDatabase(): Promise<string> {
-  const admin = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
-  await client.end();
-  return benchDatabase(DATABASE);
-}
 
 async function clearRedisPrefix(redis: Redis): Promise<void> {
   let cursor = '0';
@@ -284,7 +274,7 @@ function latencyRate(throughput: PhaseResult, bare: BareResult): number {
 }
 
 async function main(): Promise<void> {
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   await clearRedisPrefix(redis);
   const receiver = await startReceiver();
