@@ -19,30 +19,12 @@ export interface WebhookEndpointView {
   created_at: string;
 }
 
-interface WebhookEndpointRow {
-  id: string;
-  name: string;
-  url: string;
-  has_secret: boolean;
-  outcomes: string[];
-  field_aliases: Record<string, string>;
-  extra_payload: Record<string, unknown>;
-  custom_headers: Record<string, string>;
-  disabled: boolean;
-  created_at: Date;
-}
+/** The row as selected: the view, with the time still a Date. */
+type WebhookEndpointRow = Omit<WebhookEndpointView, 'created_at'> & { created_at: Date };
 
-const presentWebhookEndpoint = (row: WebhookEndpointRow): WebhookEndpointView => ({
-  id: row.id,
-  name: row.name,
-  url: row.url,
-  has_secret: row.has_secret,
-  outcomes: row.outcomes,
-  field_aliases: row.field_aliases,
-  extra_payload: row.extra_payload,
-  custom_headers: row.custom_headers,
-  disabled: row.disabled,
-  created_at: row.created_at.toISOString(),
+const presentWebhookEndpoint = ({ created_at, ...rest }: WebhookEndpointRow): WebhookEndpointView => ({
+  ...rest,
+  created_at: created_at.toISOString(),
 });
 
 /** What an update writes: the request's changes, plus the failure streak a re-enable ends. */
