@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, InvalidRequestError, PayloadTooLargeError, RateLimitedError } from '../lib/errors.js';
 import { logger } from '../lib/logger.js';
+import { requestPath } from './request-log.js';
 
 /** Errors raised by express.json(), by their `type`. */
 function fromBodyParser(err: { type?: string; message?: string }): AppError | null {
@@ -44,7 +45,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     return;
   }
   if (!known) {
-    logger.error({ err, reqId: requestId, method: req.method, path: req.path }, 'unhandled error');
+    logger.error({ err, reqId: requestId, method: req.method, path: requestPath(req) }, 'unhandled error');
     res.status(500).json({ error: { code: 'internal_error', message: 'Something went wrong on our side.', request_id: requestId } });
     return;
   }

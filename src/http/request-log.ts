@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { logger } from '../lib/logger.js';
+
+/**
+ * The path as the client sent it, mount point included (`req.path` is relative to the router
+ * that handles it: `POST /v1/calls` would read `/calls`), without the query string.
+ */
+export const requestPath = (req: Request): string => req.originalUrl.split('?', 1)[0];
 
 /**
  * Gives each request an id (the caller's `X-Request-Id`, else a UUID), echoes it in the
@@ -19,7 +25,7 @@ export function requestLog(): RequestHandler {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        logger.info({ reqId: id, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+        logger.info({ reqId: id, method: req.method, path: requestPath(req), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
       });
     }
     next();
