@@ -2,7 +2,6 @@ import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireOperator } from './admin/operator-auth.js';
-import { actorOf } from './auth/actor.js';
 import { apiKeyRoutes } from './auth/api-keys.routes.js';
 import { ApiKeysService } from './auth/api-keys.service.js';
 import { CredentialStore } from './auth/credential-store.js';
@@ -18,7 +17,9 @@ import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
 import { requestLog } from './http/request-log.js';
-import { idempotency } from './idempotency/idempotency.middleware.js';
+import { IdempotentRequests } from './idempotency/idempotent.js';
+import { refuseUnreadableInput } from './http/input-guard.js';
+import type { RouteDoc } from './http/route-doc.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
 import { OrgsService } from './orgs/orgs.service.js';
@@ -55,12 +56,16 @@ export interface RinglaneApp {
   /** Flushes batched writes; call after the HTTP server stopped accepting requests. */
   close(): Promise<void>;
   credentials: CredentialStore;
+  /** Every route that takes input, with its schemas (paths as mounted). */
+  routes: RouteDoc[];
 }
+
+const mounted = (prefix: string, routes: RouteDoc[]): RouteDoc[] => routes.map((route) => ({ ...route, path: `${prefix}${route.path}` }));
 
 /** The Express application (no listen: see server.ts). */
 export function createApp(deps: AppDeps): RinglaneApp {
   const credentials = new CredentialStore(db, deps.redis);
-  const idempotencyService = new IdempotencyService(db);
+  const idempotent = new IdempotentRequests(new IdempotencyService(db));
   const orgs = new OrgsService(deps.redis);
   const callsRuntime = createCallsRuntime(deps.redis);
   // A producer for every queue: jobs, the dashboard and the queue-depth metrics.
@@ -73,17 +78,15 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.set('query parser', 'simple');
   app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
+  app.use(refuseUnreadableInput);
   app.use(healthRoutes(db, deps.redis));
 
   app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard([...queues.values()]));
   app.use('/metrics', requireOperator(operatorToken), metricsRoute(deps.redis, queues));
-  app.use(
-    '/admin/v1',
-    requireOperator(operatorToken),
-    adminRoutes(orgs, callsRuntime.calls, idempotency(idempotencyService, () => 'operator')),
-  );
+  const admin = adminRoutes(orgs, callsRuntime.calls, idempotent);
+  app.use('/admin/v1', requireOperator(operatorToken), admin.router);
 
-  const api = new ApiRouter(idempotency(idempotencyService, (res) => actorOf(res).org.id));
+  const api = new ApiRouter(idempotent);
   apiKeyRoutes(api, new ApiKeysService(deps.redis));
   billingRoutes(api);
   inviteRoutes(api);
@@ -104,8 +107,11 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookEndpointRoutes(api);
   webhookDeliveryRoutes(api, new WebhookDeliveriesService(new WebhookJobs(queues.get('webhooks')!, deps.redis)));
   // Public, without authentication: an ordinary organization's booking page.
-  app.use(publicBookingPageRoutes());
-  app.use('/v1', sessionRoutes(), authenticate(credentials), api.router);
+  const bookingPage = publicBookingPageRoutes();
+  app.use(bookingPage.router);
+  const sessions = sessionRoutes();
+  app.use('/v1', sessions.router, authenticate(credentials), api.router);
+  const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
 
   app.use(notFound);
   app.use(errorHandler);
@@ -114,5 +120,5 @@ export function createApp(deps: AppDeps): RinglaneApp {
     await callsRuntime.close();
     for (const queue of queues.values()) await queue.close();
   };
-  return { app, credentials, close };
+  return { app, credentials, routes, close };
 }

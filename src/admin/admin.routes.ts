@@ -1,9 +1,12 @@
-import { Router, type RequestHandler } from 'express';
+import { Router } from 'express';
+import type Joi from 'joi';
 import type { Capability } from '../auth/capabilities.js';
 import type { SimulateScript } from '../calls/call.entity.js';
 import { inboundCallSchema } from '../calls/calls.schemas.js';
 import type { CallsService } from '../calls/calls.service.js';
+import type { RouteDoc } from '../http/route-doc.js';
 import { validate } from '../http/validate.js';
+import { sendOutcome, type IdempotentRequests } from '../idempotency/idempotent.js';
 import type { Micros } from '../lib/money.js';
 import {
   balanceAdjustmentSchema,
@@ -16,31 +19,52 @@ import type { CreateOrgInput, OrgsService, UpdateOrgInput } from '../orgs/orgs.s
 
 type InboundCall = { to: string; from: string; simulate: SimulateScript };
 
-/** The operator's admin API (CONTRACT.md §3), mounted at `/admin/v1` behind the operator token. */
-export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotency: RequestHandler): Router {
-  const router = Router();
-  const orgId = (params: unknown) => validate<{ id: string }>(orgIdParams, params, 'params').id;
+interface AdminRoute<B> extends RouteDoc {
+  status?: number;
+  handler: (input: { id: string; body: B }) => Promise<unknown>;
+}
 
-  router.post('/orgs', idempotency, async (req, res) => {
-    res.status(201).json(await orgs.createOrg(validate<CreateOrgInput>(createOrgSchema, req.body, 'body')));
-  });
-  router.get('/orgs/:id', async (req, res) => {
-    res.json(await orgs.getOrg(orgId(req.params)));
-  });
-  router.patch('/orgs/:id', async (req, res) => {
-    res.json(await orgs.updateOrg(orgId(req.params), validate<UpdateOrgInput>(updateOrgSchema, req.body, 'body')));
-  });
-  router.post('/orgs/:id/balance', idempotency, async (req, res) => {
-    const { amount } = validate<{ amount: Micros }>(balanceAdjustmentSchema, req.body, 'body');
-    res.json(await orgs.adjustBalance(orgId(req.params), amount));
-  });
-  router.post('/orgs/:id/members', idempotency, async (req, res) => {
-    const body = validate<{ email: string; capabilities: Capability[]; password?: string }>(createMemberSchema, req.body, 'body');
-    res.status(201).json(await orgs.addMember(orgId(req.params), body));
-  });
-  // The simulated carrier's inbound call: someone dials one of an organization's numbers.
-  router.post('/simulator/inbound-calls', idempotency, async (req, res) => {
-    res.status(201).json(await calls.receiveInbound(validate<InboundCall>(inboundCallSchema, req.body, 'body')));
-  });
-  return router;
+/** The operator's idempotency records: one scope and one credential, the operator token. */
+const OPERATOR = { scope: 'operator', credential: 'operator' };
+
+/**
+ * The operator's admin API (CONTRACT.md §3), mounted at `/admin/v1` behind the operator token.
+ * Returns the router and its routes (paths relative to the mount point).
+ */
+export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: IdempotentRequests): { router: Router; routes: RouteDoc[] } {
+  const route = <B>(spec: AdminRoute<B>) => spec;
+  const routes = [
+    route<CreateOrgInput>({ method: 'post', path: '/orgs', body: createOrgSchema, handler: ({ body }) => orgs.createOrg(body) }),
+    route({ method: 'get', path: '/orgs/:id', params: orgIdParams, handler: ({ id }) => orgs.getOrg(id) }),
+    route<UpdateOrgInput>({ method: 'patch', path: '/orgs/:id', params: orgIdParams, body: updateOrgSchema, handler: ({ id, body }) => orgs.updateOrg(id, body) }),
+    route<{ amount: Micros }>({
+      method: 'post',
+      path: '/orgs/:id/balance',
+      params: orgIdParams,
+      body: balanceAdjustmentSchema,
+      status: 200,
+      handler: ({ id, body }) => orgs.adjustBalance(id, body.amount),
+    }),
+    route<{ email: string; capabilities: Capability[]; password?: string }>({
+      method: 'post',
+      path: '/orgs/:id/members',
+      params: orgIdParams,
+      body: createMemberSchema,
+      handler: ({ id, body }) => orgs.addMember(id, body),
+    }),
+    // The simulated carrier's inbound call: someone dials one of an organization's numbers.
+    route<InboundCall>({ method: 'post', path: '/simulator/inbound-calls', body: inboundCallSchema, handler: ({ body }) => calls.receiveInbound(body) }),
+  ] as AdminRoute<unknown>[];
+
+  const router = Router();
+  for (const spec of routes) {
+    router[spec.method](spec.path, async (req, res) => {
+      const id = spec.params ? validate<{ id: string }>(spec.params, req.params, 'params').id : '';
+      const body = spec.body ? validate(spec.body as Joi.Schema, req.body, 'body') : undefined;
+      const work = async () => ({ status: spec.status ?? (spec.method === 'post' ? 201 : 200), body: await spec.handler({ id, body }) });
+      if (spec.method === 'post') await idempotent.respond(req, res, OPERATOR, work);
+      else sendOutcome(res, await work());
+    });
+  }
+  return { router, routes: routes.map(({ method, path, params, body }) => ({ method, path, params, body })) };
 }

@@ -13,6 +13,8 @@ export interface OrgRef {
 export interface Actor {
   via: 'api_key' | 'session';
   keyId: string | null;
+  /** The credential itself: the API key's id or the session's id. Idempotency records belong to it. */
+  credentialId: string;
   memberId: string;
   /** The capabilities this credential carries (a key's permissions, a session's member's). */
   capabilities: Capability[];

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
+import { idParams } from '../http/schemas.js';
 import { CAPABILITIES } from './capabilities.js';
 
 export const createApiKeySchema = Joi.object({
@@ -12,4 +13,4 @@ export const createApiKeySchema = Joi.object({
 
 export const listApiKeysQuery = Joi.object(pageQuery);
 
-export const keyIdParams = Joi.object({ key_id: Joi.string().max(40).required() });
+export const keyIdParams = idParams('api_key', 'key_id');

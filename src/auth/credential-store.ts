@@ -14,6 +14,7 @@ export interface KeyCredential {
 }
 
 export interface SessionCredential {
+  sessionId: string;
   memberId: string;
   capabilities: Capability[];
   org: OrgRef;
@@ -99,13 +100,13 @@ export class CredentialStore {
   async findSession(raw: string): Promise<SessionCredential | null> {
     const hash = hashToken(raw);
     const [row] = await this.dataSource.query(
-      `SELECT s.token_hash, m.id AS member_id, m.capabilities, ${ORG_COLUMNS}
+      `SELECT s.id AS session_id, s.token_hash, m.id AS member_id, m.capabilities, ${ORG_COLUMNS}
          FROM sessions s JOIN members m ON m.id = s.member_id JOIN organizations o ON o.id = m.org_id
         WHERE s.token_hash = $1 AND s.expires_at > now()`,
       [hash],
     );
     if (!row || !sameDigest(row.token_hash, hash)) return null;
-    return { memberId: row.member_id, capabilities: row.capabilities, org: orgRef(row) };
+    return { sessionId: row.session_id, memberId: row.member_id, capabilities: row.capabilities, org: orgRef(row) };
   }
 
   /** A tenant of `resellerId`, or null: never says whether the id exists elsewhere. */

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import { db } from '../lib/db.js';
 import { UnauthorizedError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import type { RouteDoc } from '../http/route-doc.js';
 import { validate } from '../http/validate.js';
 import { Member } from '../orgs/member.entity.js';
 import { verifyPassword } from './passwords.js';
@@ -37,13 +38,13 @@ export async function signIn(email: string, password: string): Promise<{ token: 
 }
 
 /** `POST /v1/sessions`: the one `/v1` route that needs no credential. */
-export function sessionRoutes(): Router {
+export function sessionRoutes(): { router: Router; routes: RouteDoc[] } {
   const router = Router();
   router.post('/sessions', async (req, res) => {
     const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');
     res.status(201).json(await signIn(body.email, body.password));
   });
-  return router;
+  return { router, routes: [{ method: 'post', path: '/sessions', body: signInSchema }] };
 }
 
 /** Deletes sessions that have expired; returns how many. */

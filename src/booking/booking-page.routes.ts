@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import type { ApiRouter } from '../http/endpoint.js';
-import { NotFoundError } from '../lib/errors.js';
+import type { RouteDoc } from '../http/route-doc.js';
+import { idParams } from '../http/schemas.js';
+import { validate } from '../http/validate.js';
 import { renderBookingPage } from './booking-page.html.js';
 import { bookingPageSchema, type BookingPageChanges } from './booking-page.schemas.js';
 import { publicBookingPage, readBookingPage, updateBookingPage } from './booking-page.service.js';
@@ -22,15 +24,14 @@ export function bookingPageRoutes(api: ApiRouter): void {
     });
 }
 
-/** Organization ids are at most 40 characters; anything longer is no organization. */
-const MAX_ORG_ID = 40;
+/** An organization id; anything that cannot be one has no page. */
+const pageParams = idParams('booking_page', 'org_id');
 
 /** `GET /book/{org_id}`: the public booking page, HTML, without authentication. */
-export function publicBookingPageRoutes(): Router {
+export function publicBookingPageRoutes(): { router: Router; routes: RouteDoc[] } {
   const router = Router();
   router.get('/book/:org_id', async (req, res) => {
-    const orgId = req.params.org_id;
-    if (orgId.length > MAX_ORG_ID) throw new NotFoundError('booking_page');
+    const orgId = validate<{ org_id: string }>(pageParams, req.params, 'params').org_id;
     const html = renderBookingPage(await publicBookingPage(orgId));
     res
       .status(200)
@@ -42,5 +43,5 @@ export function publicBookingPageRoutes(): Router {
       })
       .send(html);
   });
-  return router;
+  return { router, routes: [{ method: 'get', path: '/book/:org_id', params: pageParams }] };
 }

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { e164 } from '../http/schemas.js';
+import { e164, idParams } from '../http/schemas.js';
 import type { SimulateScript } from './call.entity.js';
 
 export const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'] as const;
@@ -27,7 +27,7 @@ export const listCallsQuery = Joi.object({
   campaign_id: Joi.string().max(40),
 });
 
-export const callIdParams = Joi.object({ id: Joi.string().max(40).required() });
+export const callIdParams = idParams('call');
 
 export const inboundCallSchema = Joi.object({
   to: e164().required(),

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { simulateSchema } from '../calls/calls.schemas.js';
 import type { SimulateScript } from '../calls/call.entity.js';
 import { pageQuery } from '../http/pagination.js';
+import { idParams } from '../http/schemas.js';
 import type { CampaignState } from './campaign.entity.js';
 
 const clock = () => Joi.string().pattern(/^([01]\d|2[0-3]):[0-5]\d$/).messages({ 'string.pattern.base': '{{#label}} must be a 24-hour time "HH:MM"' });
@@ -37,7 +38,7 @@ export const updateCampaignSchema = Joi.object({
 
 export const listCampaignsQuery = Joi.object({ ...pageQuery, state: Joi.string().valid('draft', 'running', 'paused', 'completed') });
 
-export const campaignIdParams = Joi.object({ id: Joi.string().max(40).required() });
+export const campaignIdParams = idParams('campaign');
 
 interface Window {
   calling_hours?: { start: string; end: string } | null;

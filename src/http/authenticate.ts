@@ -17,12 +17,12 @@ export function authenticate(store: CredentialStore): RequestHandler {
     if (token?.startsWith(API_KEY_PREFIX)) {
       const key = await store.findApiKey(token);
       if (key) {
-        actor = { via: 'api_key', keyId: key.keyId, memberId: key.memberId, capabilities: key.permissions, ownerOrg: key.org, org: key.org };
+        actor = { via: 'api_key', keyId: key.keyId, credentialId: key.keyId, memberId: key.memberId, capabilities: key.permissions, ownerOrg: key.org, org: key.org };
       }
     } else if (token?.startsWith(SESSION_TOKEN_PREFIX)) {
       const session = await store.findSession(token);
       if (session) {
-        actor = { via: 'session', keyId: null, memberId: session.memberId, capabilities: session.capabilities, ownerOrg: session.org, org: session.org };
+        actor = { via: 'session', keyId: null, credentialId: session.sessionId, memberId: session.memberId, capabilities: session.capabilities, ownerOrg: session.org, org: session.org };
       }
     }
     if (!actor) throw new UnauthorizedError();
@@ -34,6 +34,9 @@ export function authenticate(store: CredentialStore): RequestHandler {
       }
       const tenant = await store.findTenant(actor.ownerOrg.id, tenantId);
       if (!tenant) throw new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
+      // Reseller access is the operator's to give and take: once taken, the account's own
+      // tenants are out of reach too. (Any other id stays 404, as SPEC.md §4.1 rule 1 says.)
+      if (!actor.ownerOrg.isReseller) throw new ForbiddenError('not_a_reseller', 'Reseller access is not enabled on this account.');
       actor.org = tenant;
     }
     res.locals.actor = actor;

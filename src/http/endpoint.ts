@@ -2,7 +2,9 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import Joi from 'joi';
 import { actorOf, isActingInTenant, type Actor } from '../auth/actor.js';
 import type { Capability } from '../auth/capabilities.js';
+import { sendOutcome, type IdempotentRequests } from '../idempotency/idempotent.js';
 import { ForbiddenError, MissingCapabilityError } from '../lib/errors.js';
+import type { RouteDoc } from './route-doc.js';
 import { validate } from './validate.js';
 
 export interface Context<B, Q, P> {
@@ -46,8 +48,10 @@ const closedToTenants = () =>
  */
 export class ApiRouter {
   readonly router = Router();
+  /** Every route with its schemas, paths relative to where `router` is mounted. */
+  readonly routes: RouteDoc[] = [];
 
-  constructor(private readonly idempotency: RequestHandler) {}
+  constructor(private readonly idempotent: IdempotentRequests) {}
 
   get<Q = unknown, P = Record<string, string>>(path: string, spec: ReadEndpoint<Q, P>): this {
     return this.add('get', path, spec);
@@ -70,6 +74,8 @@ export class ApiRouter {
   }
 
   private add<B, Q, P>(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, spec: Common<B, Q, P> & Partial<WriteEndpoint<B, Q, P>>): this {
+    // Path parameters reach SQL: each route must say what they may hold.
+    if (path.includes(':') && !spec.params) throw new Error(`${method.toUpperCase()} ${path}: path parameters without a schema`);
     const authorize: RequestHandler = (_req, res, next) => {
       const actor = actorOf(res);
       const inTenant = isActingInTenant(actor);
@@ -83,21 +89,26 @@ export class ApiRouter {
       }
       next();
     };
+    const success = spec.status ?? (method === 'post' ? 201 : 200);
     const run: RequestHandler = async (req, res) => {
+      // Validated before an Idempotency-Key is claimed: bad input is answered without a record.
       const ctx: Context<B, Q, P> = {
         actor: actorOf(res),
-        body: spec.body ? validate<B>(spec.body, req.body, 'body') : (undefined as B),
-        query: validate<Q>(spec.query ?? EMPTY, req.query, 'query'),
         params: spec.params ? validate<P>(spec.params, req.params, 'params') : (req.params as P),
+        query: validate<Q>(spec.query ?? EMPTY, req.query, 'query'),
+        body: spec.body ? validate<B>(spec.body, req.body, 'body') : (undefined as B),
         req,
         res,
       };
-      const result = await spec.handler(ctx);
-      if (result === undefined) res.status(204).end();
-      else res.status(spec.status ?? (method === 'post' ? 201 : 200)).json(result);
+      const work = async () => {
+        const body = await spec.handler(ctx);
+        return body === undefined ? { status: 204, body: null } : { status: success, body };
+      };
+      if (method !== 'post') return sendOutcome(res, await work());
+      await this.idempotent.respond(req, res, { scope: ctx.actor.org.id, credential: ctx.actor.credentialId }, work);
     };
-    const chain = method === 'post' ? [authorize, this.idempotency, run] : [authorize, run];
-    this.router[method](path, ...chain);
+    this.router[method](path, authorize, run);
+    this.routes.push({ method, path, params: spec.params, query: spec.query ?? EMPTY, body: spec.body });
     return this;
   }
 }

@@ -7,6 +7,8 @@ import { idParams } from './schemas.js';
 
 /** What the standard routes of an organization's resource call: one method per route. */
 export interface ResourceService<C, U, Q extends PageParams, V> {
+  /** snake_case name: an unknown id is 404 `<resource>_not_found`. */
+  readonly resource: string;
   create(actor: Actor, input: C): Promise<V>;
   list(actor: Actor, query: Q): Promise<Page<V>>;
   read(actor: Actor, id: string): Promise<V>;
@@ -30,6 +32,7 @@ export interface ResourceRoutesSpec<C, U, Q extends PageParams, V> {
 export function resourceRoutes<C, U, Q extends PageParams, V>(api: ApiRouter, spec: ResourceRoutesSpec<C, U, Q, V>): void {
   const { path, capability, service, schemas } = spec;
   const one = `${path}/:id`;
+  const oneParams = idParams(service.resource);
   api
     .post<C>(path, {
       capability,
@@ -41,18 +44,18 @@ export function resourceRoutes<C, U, Q extends PageParams, V>(api: ApiRouter, sp
       handler: ({ actor, query }) => service.list(actor, query),
     })
     .get<unknown, { id: string }>(one, {
-      params: idParams,
+      params: oneParams,
       handler: ({ actor, params }) => service.read(actor, params.id),
     })
     .patch<U, unknown, { id: string }>(one, {
       capability,
-      params: idParams,
+      params: oneParams,
       body: schemas.update,
       handler: ({ actor, params, body }) => service.update(actor, params.id, body),
     })
     .delete<unknown, { id: string }>(one, {
       capability,
-      params: idParams,
+      params: oneParams,
       handler: ({ actor, params }) => service.remove(actor, params.id),
     });
 }

@@ -1,20 +1,29 @@
 import Joi from 'joi';
-import { parseMoney } from '../lib/money.js';
+import { NotFoundError } from '../lib/errors.js';
+import { formatMoney, MAX_RATE_MICROS, parseMoney, type Micros } from '../lib/money.js';
 
-/** A decimal amount such as "12.50" or "-3" (at most 6 fractional digits), converted to micros. */
-export const money = () =>
+/**
+ * A decimal amount such as "12.50" or "-3" (at most 6 fractional digits) of at most `limit`
+ * either way, converted to micros.
+ */
+export const money = (limit: Micros) =>
   Joi.string()
     .custom((value: string, helpers) => {
       const micros = parseMoney(value);
-      return micros === null ? helpers.error('money.format') : micros;
+      if (micros === null) return helpers.error('money.format');
+      if (micros > limit || micros < -limit) return helpers.error('money.range', { limit: formatMoney(limit) });
+      return micros;
     })
-    .messages({ 'money.format': '{{#label}} must be a decimal string with at most 6 fractional digits, such as "12.50"' });
+    .messages({
+      'money.format': '{{#label}} must be a decimal string with at most 6 fractional digits, such as "12.50"',
+      'money.range': '{{#label}} must be between -{{#limit}} and {{#limit}}',
+    });
 
-/** A non-negative money amount. */
-export const price = () =>
-  money().custom((micros: bigint, helpers) => (micros < 0n ? helpers.error('money.negative') : micros)).messages({
-    'money.negative': '{{#label}} must not be negative',
-  });
+/** A rate (`per_minute`, `per_text`): not negative, at most MAX_RATE_MICROS. */
+export const rate = () =>
+  money(MAX_RATE_MICROS)
+    .custom((micros: bigint, helpers) => (micros < 0n ? helpers.error('money.negative') : micros))
+    .messages({ 'money.negative': '{{#label}} must not be negative' });
 
 function isIanaZone(zone: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
@@ -41,5 +50,13 @@ export const e164 = () =>
     .pattern(/^\+[1-9]\d{6,14}$/)
     .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });
 
-/** The `:id` path parameter of a resource: ids are at most 40 characters (CONTRACT.md §2 "Ids"). */
-export const idParams = Joi.object({ id: Joi.string().max(40).required() });
+/** What an id can look like (CONTRACT.md §2 "Ids"): a type prefix, `_`, letters and digits; at most 40 characters. */
+const ID = /^[A-Za-z0-9_-]{1,40}$/;
+
+/**
+ * The path parameter `name` holding the id of a `resource` (snake_case). A value that no id
+ * can have (too long, NUL, anything outside ID) names no such resource: 404
+ * `<resource>_not_found`, as for an id that does not exist.
+ */
+export const idParams = (resource: string, name = 'id') =>
+  Joi.object({ [name]: Joi.string().pattern(ID).required().error(() => new NotFoundError(resource)) });

@@ -1,5 +1,5 @@
 import type Joi from 'joi';
-import { InvalidRequestError } from '../lib/errors.js';
+import { AppError, InvalidRequestError } from '../lib/errors.js';
 
 /**
  * Validates `input` against a joi schema: unknown fields are refused, every problem is
@@ -12,6 +12,8 @@ export function validate<T>(schema: Joi.Schema, input: unknown, where: 'body' | 
     convert: true,
     errors: { wrap: { label: '"' } },
   });
+  // A schema may name its own error (an id that cannot exist is a 404: see `idParams`).
+  if (error instanceof AppError) throw error;
   if (error) {
     const details = error.details.map((d) => ({ path: d.path.join('.') || where, message: d.message }));
     throw new InvalidRequestError(`Invalid ${where}: ${details.map((d) => d.message).join('; ')}`, details);

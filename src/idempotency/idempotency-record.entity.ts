@@ -8,6 +8,13 @@ export class IdempotencyRecord {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   scope!: string;
 
+  /**
+   * The credential that sent the request (an API key's or a session's id, or `operator`): a
+   * record belongs to it alone, so no other credential can replay its response.
+   */
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  credential!: string;
+
   /** SHA-256 of the Idempotency-Key (the key itself is never stored). */
   @PrimaryColumn({ name: 'key_hash', type: 'char', length: 64 })
   keyHash!: string;

@@ -22,6 +22,16 @@ export interface IdempotentRequest {
 export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResponse };
 
 /**
+ * Whose record it is: the acting organization (the tenant when `X-Tenant-Id` is sent, or
+ * `operator`) and the credential that sent the request (an API key's or a session's id).
+ * Another credential's request with the same Idempotency-Key is a request of its own.
+ */
+export interface RecordOwner {
+  scope: string;
+  credential: string;
+}
+
+/**
  * What is stored for an Idempotency-Key: the key's SHA-256, an HMAC of the request and the
  * response sealed with AES-256-GCM, both keyed by a secret derived from the Idempotency-Key
  * itself. Responses may carry secrets (a new raw API key) and requests may carry passwords;
@@ -31,9 +41,9 @@ export class RecordSecrets {
   readonly keyHash: string;
   private readonly secret: Buffer;
 
-  constructor(scope: string, key: string) {
+  constructor(owner: RecordOwner, key: string) {
     this.keyHash = createHash('sha256').update(key).digest('hex');
-    this.secret = Buffer.from(hkdfSync('sha256', key, scope, 'ringlane idempotency v1', 32));
+    this.secret = Buffer.from(hkdfSync('sha256', key, `${owner.scope}/${owner.credential}`, 'ringlane idempotency v2', 32));
   }
 
   fingerprint(request: IdempotentRequest): string {
@@ -72,24 +82,24 @@ export function checkKey(key: string): void {
 export class IdempotencyService {
   constructor(private readonly dataSource: DataSource) {}
 
-  async claim(scope: string, secrets: RecordSecrets, request: IdempotentRequest): Promise<Claim> {
+  async claim(owner: RecordOwner, secrets: RecordSecrets, request: IdempotentRequest): Promise<Claim> {
     const fingerprint = secrets.fingerprint(request);
     const claimed = await this.dataSource.query(
-      `INSERT INTO idempotency_records (scope, key_hash, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (scope, key_hash) DO UPDATE
+      `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (scope, key_hash, credential) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_sealed = NULL, created_at = now()
          WHERE idempotency_records.created_at < now() - interval '${RETENTION}'
             OR (idempotency_records.response_status IS NULL AND idempotency_records.created_at < now() - interval '${ABANDONED_AFTER}')
        RETURNING 1`,
-      [scope, secrets.keyHash, fingerprint],
+      [owner.scope, owner.credential, secrets.keyHash, fingerprint],
     );
     if (claimed.length > 0) return { kind: 'claimed' };
 
     const [row] = await this.dataSource.query(
-      `SELECT request_hash, response_status, response_sealed FROM idempotency_records WHERE scope = $1 AND key_hash = $2`,
-      [scope, secrets.keyHash],
+      `SELECT request_hash, response_status, response_sealed FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`,
+      [owner.scope, owner.credential, secrets.keyHash],
     );
-    if (!row) return this.claim(scope, secrets, request); // purged in between: try again
+    if (!row) return this.claim(owner, secrets, request); // purged in between: try again
     if (row.request_hash !== fingerprint) {
       throw new UnprocessableError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
     }
@@ -99,16 +109,20 @@ export class IdempotencyService {
     return { kind: 'replay', response: { status: row.response_status, body: secrets.open(row.response_sealed) } };
   }
 
-  async complete(scope: string, secrets: RecordSecrets, response: StoredResponse): Promise<void> {
+  async complete(owner: RecordOwner, secrets: RecordSecrets, response: StoredResponse): Promise<void> {
     await this.dataSource.query(
-      `UPDATE idempotency_records SET response_status = $3, response_sealed = $4 WHERE scope = $1 AND key_hash = $2`,
-      [scope, secrets.keyHash, response.status, secrets.seal(response.body)],
+      `UPDATE idempotency_records SET response_status = $4, response_sealed = $5 WHERE scope = $1 AND credential = $2 AND key_hash = $3`,
+      [owner.scope, owner.credential, secrets.keyHash, response.status, secrets.seal(response.body)],
     );
   }
 
-  /** Frees the key (the request failed on our side; the client may try again). */
-  async release(scope: string, secrets: RecordSecrets): Promise<void> {
-    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND key_hash = $2`, [scope, secrets.keyHash]);
+  /** Frees the key: the request did not succeed, so the client may send it again. */
+  async release(owner: RecordOwner, secrets: RecordSecrets): Promise<void> {
+    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
+      owner.scope,
+      owner.credential,
+      secrets.keyHash,
+    ]);
   }
 
   async purgeExpired(): Promise<number> {

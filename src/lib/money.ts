@@ -6,6 +6,16 @@ export type Micros = bigint;
 
 export const MICROS_PER_UNIT = 1_000_000n;
 
+// Bounds on every amount that comes in, so that no charge, balance or sum can overflow the
+// `bigint` columns (±9.2e18 micros). A call lasts at most 4 hours (calls.schemas.ts).
+
+/** The highest `per_minute` or `per_text` rate: 1,000.000000. One call's charge stays below 2.4e11 micros. */
+export const MAX_RATE_MICROS = 1_000n * 1_000_000n;
+/** The largest single balance adjustment, credit or debit: 1,000,000,000.000000. */
+export const MAX_ADJUSTMENT_MICROS = 1_000_000_000n * 1_000_000n;
+/** A balance stays within ±1,000,000,000,000.000000 (1e18 micros), leaving room below the bigint limit. */
+export const MAX_BALANCE_MICROS = 1_000_000_000_000n * 1_000_000n;
+
 const DECIMAL = /^(-)?(\d{1,12})(?:\.(\d{1,6}))?$/;
 
 /** Parses "12", "-1.5" or "0.000001" into micros; returns null for anything else. */

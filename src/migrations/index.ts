@@ -3,6 +3,7 @@ import { VoiceOrganization1795368039388 } from './1795368039388-VoiceOrganizatio
 import { Tenants1795369794608 } from './1795369794608-Tenants.js';
 import { Invites1795369913187 } from './1795369913187-Invites.js';
 import { Webhooks1795370287462 } from './1795370287462-Webhooks.js';
+import { IdempotencyPerCredential1795400000000 } from './1795400000000-IdempotencyPerCredential.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
-export const migrations: Function[] = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187, Webhooks1795370287462];
+export const migrations: Function[] = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187, Webhooks1795370287462, IdempotencyPerCredential1795400000000];

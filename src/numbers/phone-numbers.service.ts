@@ -63,6 +63,8 @@ async function checkAgent(orgId: string, agentId: string | null | undefined): Pr
 
 /** The organization's numbers, provisioned from its carrier; each may be answered by one of its agents. */
 export class PhoneNumbersService implements ResourceService<ProvisionNumberInput, UpdateNumberInput, PageParams, PhoneNumberView> {
+  readonly resource = numbers.resource;
+
   /** @param carriers the carrier of a `carrier_provider` (replaceable in tests). */
   constructor(private readonly carriers: (provider: string) => Pick<CarrierAdapter, 'provisionNumber'> = carrierFor) {}
 

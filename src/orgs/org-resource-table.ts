@@ -70,6 +70,10 @@ export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C ex
 {
   constructor(private readonly spec: OrgResourceTableSpec<E, R, V>) {}
 
+  get resource(): string {
+    return this.spec.resource;
+  }
+
   list(actor: Actor, query: Q): Promise<Page<V>> {
     const scope = orgScope(actor.org.id, query, this.spec.filters);
     return listPage(db.manager, { select: this.spec.columns, from: this.spec.table, ...scope }, query, this.spec.present);

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { CAPABILITIES } from '../auth/capabilities.js';
-import { currency, money, price, timezone } from '../http/schemas.js';
+import { currency, idParams, money, rate, timezone } from '../http/schemas.js';
+import { MAX_ADJUSTMENT_MICROS } from '../lib/money.js';
 
 const ceiling = Joi.object({
   max_concurrent_calls: Joi.number().integer().min(1).max(10_000),
@@ -8,8 +9,8 @@ const ceiling = Joi.object({
 }).min(1);
 
 const rates = Joi.object({
-  per_minute: price(),
-  per_text: price(),
+  per_minute: rate(),
+  per_text: rate(),
 }).min(1);
 
 /** `POST /admin/v1/orgs` (CONTRACT.md §3). */
@@ -20,7 +21,7 @@ export const createOrgSchema = Joi.object({
   tenant_limit: Joi.number().integer().min(0).max(100_000).default(10),
   ceiling,
   rates,
-  balance: money(),
+  balance: money(MAX_ADJUSTMENT_MICROS),
   currency: currency().default('USD'),
 });
 
@@ -32,7 +33,7 @@ export const updateOrgSchema = Joi.object({
   rates,
 }).min(1);
 
-export const balanceAdjustmentSchema = Joi.object({ amount: money().required() });
+export const balanceAdjustmentSchema = Joi.object({ amount: money(MAX_ADJUSTMENT_MICROS).required() });
 
 export const createMemberSchema = Joi.object({
   email: Joi.string().trim().lowercase().email().max(254).required(),
@@ -43,4 +44,4 @@ export const createMemberSchema = Joi.object({
   password: Joi.string().min(8).max(1024),
 });
 
-export const orgIdParams = Joi.object({ id: Joi.string().max(40).required() });
+export const orgIdParams = idParams('organization');

@@ -6,10 +6,10 @@ import { bumpAuthEpoch } from '../auth/credential-store.js';
 import { hashPassword } from '../auth/passwords.js';
 import { appendLedger, balanceOf, type BalanceView } from '../billing/ledger.js';
 import { db, pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
-import { ConflictError, NotFoundError } from '../lib/errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { needRedis } from '../lib/redis.js';
-import { formatMoney, type Micros } from '../lib/money.js';
+import { formatMoney, MAX_BALANCE_MICROS, type Micros } from '../lib/money.js';
 import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
 
@@ -85,6 +85,21 @@ async function findOrg(em: EntityManager, id: string, lock = false): Promise<Org
   return org;
 }
 
+/**
+ * An organization that pays for itself: not a tenant. A tenant has no login, no balance and no
+ * settings of the operator's (SPEC.md §1): its reseller operates it through the API.
+ */
+async function findPayingOrg(em: EntityManager, id: string, lock = false): Promise<Organization> {
+  const org = await findOrg(em, id, lock);
+  if (org.parentId) {
+    throw new ConflictError(
+      'org_is_tenant',
+      `Organization ${org.id} is a tenant of ${org.parentId}: a tenant has no members, keys, balance or settings of its own; its reseller operates it through the API.`,
+    );
+  }
+  return org;
+}
+
 async function insertMember(
   em: EntityManager,
   input: { orgId: string; email: string | null; capabilities: Capability[]; password?: string },
@@ -136,7 +151,7 @@ export class OrgsService {
 
   async updateOrg(id: string, input: UpdateOrgInput) {
     const org = await db.transaction(async (em) => {
-      const found = await findOrg(em, id, true);
+      const found = await findPayingOrg(em, id, true);
       applyOrgSettings(found, input);
       await em.save(found);
       return found;
@@ -146,10 +161,17 @@ export class OrgsService {
     return presentOrgForOperator(org);
   }
 
-  /** Credits (or, negative, debits) an organization through a ledger line. */
+  /** Credits (or, negative, debits) an organization through a ledger line, within ±MAX_BALANCE_MICROS. */
   adjustBalance(id: string, amount: Micros): Promise<BalanceView> {
     return db.transaction(async (em) => {
-      const org = await findOrg(em, id);
+      const org = await findPayingOrg(em, id, true);
+      const after = org.balanceMicros + amount;
+      if (after > MAX_BALANCE_MICROS || after < -MAX_BALANCE_MICROS) {
+        const limit = formatMoney(MAX_BALANCE_MICROS);
+        throw new InvalidRequestError(`The balance would leave the range -${limit} to ${limit}.`, [
+          { path: 'amount', message: `"amount" would take the balance beyond ±${limit}` },
+        ]);
+      }
       await appendLedger(em, { orgId: org.id, kind: 'adjustment', amountMicros: amount, description: 'operator adjustment' });
       return balanceOf(em, org.id);
     });
@@ -158,7 +180,7 @@ export class OrgsService {
   /** Adds a member with the given capabilities (and a password to sign in), plus one key with the same. */
   addMember(orgId: string, input: { email: string; capabilities: Capability[]; password?: string }) {
     return db.transaction(async (em) => {
-      const org = await findOrg(em, orgId);
+      const org = await findPayingOrg(em, orgId);
       const member = await insertMember(em, { orgId: org.id, ...input });
       const apiKey = await insertApiKey(em, { orgId: org.id, memberId: member.id, label: `Key of ${input.email}`, permissions: member.capabilities });
       return { member: presentMember(member), api_key: apiKey };

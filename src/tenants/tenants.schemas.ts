@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { timezone } from '../http/schemas.js';
+import { idParams, timezone } from '../http/schemas.js';
 import { INDUSTRIES, type Industry } from './industry-catalog.js';
 
 const externalRef = Joi.string().trim().min(1).max(200);
@@ -27,7 +27,7 @@ export const listTenantsQuery = Joi.object({ ...pageQuery, external_ref: externa
 const limit = Joi.number().integer().strict().min(1);
 export const updateLimitsSchema = Joi.object({ max_concurrent_calls: limit, max_calls_per_hour: limit }).min(1);
 
-export const tenantIdParams = Joi.object({ id: Joi.string().max(40).required() });
+export const tenantIdParams = idParams('tenant');
 
 export interface CreateTenantInput {
   name: string;

@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import type { PageParams } from '../http/pagination.js';
-import { deliveryIdParams, listDeliveriesQuery, recoverSchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
+import { deliveryIdParams, endpointIdParams, listDeliveriesQuery, recoverSchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
 import type { WebhookDeliveriesService } from './webhook-deliveries.service.js';
 
 /** CONTRACT.md "Webhook delivery" and the endpoint `recover` route. */
@@ -22,7 +22,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, deliveries: WebhookDeliver
     })
     .post<{ since: string }, unknown, { id: string }>('/webhook-endpoints/:id/recover', {
       capability: 'webhooks',
-      params: deliveryIdParams,
+      params: endpointIdParams,
       body: recoverSchema,
       status: 202,
       handler: ({ actor, params, body }) => deliveries.recover(actor, params.id, new Date(body.since)),

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
+import { idParams } from '../http/schemas.js';
 
 export const listDeliveriesQuery = Joi.object({
   ...pageQuery,
@@ -9,7 +10,8 @@ export const listDeliveriesQuery = Joi.object({
   event: Joi.string().valid('call.queued', 'call.ringing', 'call.in_progress', 'call.completed'),
 });
 
-export const deliveryIdParams = Joi.object({ id: Joi.string().max(40).required() });
+export const deliveryIdParams = idParams('webhook_delivery');
+export const endpointIdParams = idParams('webhook_endpoint');
 
 export const recoverSchema = Joi.object({
   since: Joi.string()

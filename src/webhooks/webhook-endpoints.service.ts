@@ -67,6 +67,8 @@ const endpointsTable = new OrgResourceTable<WebhookEndpoint, WebhookEndpointRow,
  * measures `WEBHOOK_DISABLE_AFTER_HOURS` afresh from the next failure.
  */
 export class WebhookEndpointsService implements ResourceService<WebhookEndpointInput, WebhookEndpointChanges, WebhookEndpointsQuery, WebhookEndpointView> {
+  readonly resource = endpointsTable.resource;
+
   constructor(private readonly table = endpointsTable) {}
 
   create(actor: Actor, input: WebhookEndpointInput): Promise<WebhookEndpointView> {

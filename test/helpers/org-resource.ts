@@ -176,8 +176,15 @@ export function behavesLikeAnOrgResource(spec: OrgResourceSpec): void {
       expectInvalid(await owner.post(spec.path, { ...spec.create(8200), id: 'mine' }), 'id');
       expectInvalid(await owner.patch(`${spec.path}/${created.id}`, { ...(await spec.update(owner)), org_id: other.id }), 'org_id');
       expectError(await owner.patch(`${spec.path}/${created.id}`, {}), 400, 'invalid_request');
-      expectInvalid(await owner.get(`${spec.path}/${'x'.repeat(41)}`), 'id');
       expectInvalid(await owner.get(`${spec.path}?surprise=1`), 'surprise');
+    });
+
+    it('answers 404 for ids that cannot exist (too long, NUL, spaces), on every route with an id', async () => {
+      for (const id of ['x'.repeat(41), 'a%00b', '%F0%9F%98%80', 'a%20b']) {
+        expectError(await owner.get(`${spec.path}/${id}`), 404, `${spec.resource}_not_found`);
+        expectError(await owner.patch(`${spec.path}/${id}`, await spec.update(owner)), 404, `${spec.resource}_not_found`);
+        expectError(await owner.delete(`${spec.path}/${id}`), 404, `${spec.resource}_not_found`);
+      }
     });
   });
 }

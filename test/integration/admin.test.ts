@@ -137,6 +137,10 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       ['a balance as a number', { name: 'x', balance: 10.5 }, 'balance'],
       ['a balance with 7 decimals', { name: 'x', balance: '1.1234567' }, 'balance'],
       ['a negative rate', { name: 'x', rates: { per_minute: '-1', per_text: '0' } }, 'rates.per_minute'],
+      // Money is bounded so that no charge or balance can overflow bigint (issue 9).
+      ['a per-minute rate of 999999999999', { name: 'x', rates: { per_minute: '999999999999' } }, 'rates.per_minute'],
+      ['a per-text rate above 1000', { name: 'x', rates: { per_text: '1000.000001' } }, 'rates.per_text'],
+      ['an opening balance above 1,000,000,000', { name: 'x', balance: '1000000000.000001' }, 'balance'],
       ['a non-boolean reseller flag', { name: 'x', reseller: 'yes' }, 'reseller'],
       ['a negative tenant limit', { name: 'x', tenant_limit: -1 }, 'tenant_limit'],
       ['a bad currency', { name: 'x', currency: 'euro' }, 'currency'],
@@ -226,6 +230,23 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       expectError(await admin('post', `/orgs/${org.id}/balance`, {}), 400, 'invalid_request');
     });
 
+    it('is 400 naming "amount" for a credit or debit beyond ±1,000,000,000, or one that would take the balance beyond ±10^12', async () => {
+      for (const amount of ['1000000000.000001', '-1000000000.000001', '999999999999.999999']) {
+        const error = expectError(await admin('post', `/orgs/${org.id}/balance`, { amount }), 400, 'invalid_request');
+        expect(error.details.map((d: { path: string }) => d.path)).to.include('amount');
+      }
+      // 999 credits of the largest amount reach 999,000,000,010; the 1,000th would pass 10^12.
+      await db.query(
+        `INSERT INTO ledger_entries (id, org_id, subject_org_id, kind, amount_micros, description)
+         SELECT 'led_big' || n || $1, $1, $1, 'adjustment', 1000000000000000, 'test' FROM generate_series(1, 999) AS n`,
+        [org.id],
+      );
+      expectStatus(await admin('post', `/orgs/${org.id}/balance`, { amount: '990' }), 200);
+      const error = expectError(await admin('post', `/orgs/${org.id}/balance`, { amount: '1000000000' }), 400, 'invalid_request');
+      expect(error.details.map((d: { path: string }) => d.path)).to.deep.equal(['amount']);
+      expect(await ledgerSum(org.id)).to.equal('999000001000.000000');
+    });
+
     it('is 404 organization_not_found for an unknown organization', async () => {
       expectError(await admin('post', '/orgs/org_doesnotexist/balance', { amount: '1' }), 404, 'organization_not_found');
     });
@@ -273,6 +294,47 @@ describe('operator admin API (CONTRACT.md §3)', () => {
     it('is 404 organization_not_found for an unknown organization', async () => {
       const res = await admin('post', '/orgs/org_doesnotexist/members', { email: uniqueEmail(), capabilities: [] });
       expectError(res, 404, 'organization_not_found');
+    });
+  });
+
+  describe('a tenant has no login, no balance and no operator settings (SPEC.md §1, issue 9)', () => {
+    let reseller: TestOrg;
+    let tenantId: string;
+    beforeEach(async () => {
+      reseller = await createOrg({ reseller: true, balance: '10' });
+      const res = await request(await app())
+        .post('/v1/tenants')
+        .set('Authorization', bearer(reseller.key))
+        .send({ name: 'Tenant', timezone: 'UTC', industry: 'dental' });
+      tenantId = expectStatus(res, 201).body.id;
+    });
+
+    const memberCount = async (orgId: string) => Number((await db.query('SELECT count(*)::int AS n FROM members WHERE org_id = $1', [orgId]))[0].n);
+
+    it('refuses members, keys, balance changes and every setting for a tenant with 409 org_is_tenant, changing nothing', async () => {
+      const before = expectStatus(await admin('get', `/orgs/${tenantId}`), 200).body;
+      for (const body of [{ reseller: true }, { tenant_limit: 5 }, { ceiling: { max_concurrent_calls: 99 } }, { rates: { per_minute: '1' } }]) {
+        expectError(await admin('patch', `/orgs/${tenantId}`, body), 409, 'org_is_tenant');
+      }
+      expectError(await admin('post', `/orgs/${tenantId}/members`, { email: uniqueEmail('tenant'), capabilities: ALL, password: 'a long password' }), 409, 'org_is_tenant');
+      expectError(await admin('post', `/orgs/${tenantId}/balance`, { amount: '5' }), 409, 'org_is_tenant');
+      expect(expectStatus(await admin('get', `/orgs/${tenantId}`), 200).body).to.deep.equal(before);
+      expect(await memberCount(tenantId)).to.equal(0);
+      expect((await db.query('SELECT count(*)::int AS n FROM api_keys WHERE org_id = $1', [tenantId]))[0].n).to.equal(0);
+    });
+
+    it('a reseller whose reseller access is removed gets 403 not_a_reseller inside its tenants too, on reads and writes', async () => {
+      const call = async (method: 'get' | 'post', path: string, body?: object) => {
+        const req = request(await app())[method](path).set('Authorization', bearer(reseller.key)).set('X-Tenant-Id', tenantId);
+        return body ? req.send(body) : req;
+      };
+      expectStatus(await call('get', '/v1/contacts'), 200);
+      expectStatus(await admin('patch', `/orgs/${reseller.id}`, { reseller: false }), 200);
+      expectError(await call('get', '/v1/contacts'), 403, 'not_a_reseller');
+      expectError(await call('post', '/v1/contacts', { name: 'X', phone_number: '+14155550100' }), 403, 'not_a_reseller');
+      expectError(await call('get', '/v1/tenants'), 403, 'not_a_reseller');
+      // Its own organization still works.
+      expectStatus(await request(await app()).get('/v1/contacts').set('Authorization', bearer(reseller.key)), 200);
     });
   });
 

@@ -2,13 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { RecordSecrets } from '../../src/idempotency/idempotency.service.js';
+import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
+import { redisForTests } from '../helpers/redis.js';
 import {
   app,
   createOrg,
   expectError,
   expectStatus,
+  keyWith,
   listApiKeys,
+  signIn,
+  uniqueEmail,
+  addMember,
+  asCaller,
   operator,
   postApiKey,
   type TestOrg,
@@ -80,10 +87,10 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
 
   it('while the first request is still running, 409 idempotency_key_in_use', async () => {
     // A request that claimed the key and has not finished yet leaves a record without a response.
-    const secrets = new RecordSecrets(org.id, key);
+    const secrets = new RecordSecrets({ scope: org.id, credential: org.keyId }, key);
     await db.query(
-      `INSERT INTO idempotency_records (scope, key_hash, request_hash, response_status) VALUES ($1, $2, $3, NULL)`,
-      [org.id, secrets.keyHash, secrets.fingerprint({ method: 'POST', path: '/v1/api-keys', body: BODY })],
+      `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash, response_status) VALUES ($1, $2, $3, $4, NULL)`,
+      [org.id, org.keyId, secrets.keyHash, secrets.fingerprint({ method: 'POST', path: '/v1/api-keys', body: BODY })],
     );
     expectError(await createWithKey(org, key), 409, 'idempotency_key_in_use');
     expect(await createdKeyIds(org)).to.deep.equal([]);
@@ -124,7 +131,7 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
     expectFirstRun(first);
     await db.query(`UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE scope = $1 AND key_hash = $2`, [
       org.id,
-      new RecordSecrets(org.id, key).keyHash,
+      new RecordSecrets({ scope: org.id, credential: org.keyId }, key).keyHash,
     ]);
     const again = await createWithKey(org, key);
     expectFirstRun(again);
@@ -132,6 +139,69 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
     expect(await createdKeyIds(org)).to.have.members([first.body.key_id, again.body.key_id]);
     // ...and the new run is the one replayed from now on.
     expectReplayOf(await createWithKey(org, key), again);
+  });
+
+  describe('records belong to the credential that sent the request (issue 9)', () => {
+    const ALL = { label: 'deploy', permissions: ['operate', 'settings', 'api_keys', 'webhooks'] };
+
+    it("another key's request with the same Idempotency-Key runs as its own: the owner's raw key is never handed over", async () => {
+      const owners = await createWithKey(org, key, ALL);
+      expectFirstRun(owners);
+      const memberKey = await keyWith(org, ['api_keys']);
+      const members = await postApiKey(memberKey, ALL, undefined, { 'Idempotency-Key': key });
+      expectFirstRun(members);
+      expect(members.body.key).to.not.equal(owners.body.key);
+      expect(members.body.key_id).to.not.equal(owners.body.key_id);
+      // The member's new key is bounded by the member: it cannot change the organization.
+      expect(members.body.permissions).to.deep.equal(['api_keys']);
+      expectError(await asCaller(members.body.key).patch('/v1/organization', { name: 'Taken over' }), 403, 'missing_capability');
+      // Each credential still replays its own response.
+      expectReplayOf(await createWithKey(org, key, ALL), owners);
+      expectReplayOf(await postApiKey(memberKey, ALL, undefined, { 'Idempotency-Key': key }), members);
+    });
+
+    it("a session's request and a key's request with one Idempotency-Key are separate requests", async () => {
+      const email = uniqueEmail('idem');
+      await addMember(org.id, { email, capabilities: ['api_keys'], password: 'a long password' });
+      const session = expectStatus(await signIn({ email, password: 'a long password' }), 201).body.token;
+      const byKey = await createWithKey(org, key);
+      const bySession = await postApiKey(session, BODY, undefined, { 'Idempotency-Key': key });
+      expectFirstRun(byKey);
+      expectFirstRun(bySession);
+      expect(bySession.body.key_id).to.not.equal(byKey.body.key_id);
+    });
+  });
+
+  describe('only successes are stored; an error leaves the key free (issue 9)', () => {
+    const recordCount = async () => Number((await db.query('SELECT count(*)::int AS n FROM idempotency_records WHERE scope = $1', [org.id]))[0].n);
+
+    it('a 429 is answered with Retry-After every time, never replayed, and the key works once the window allows', async () => {
+      // The organization's hourly allowance of key creations (5), used up without the header.
+      for (let i = 0; i < 5; i++) expectFirstRun(await postApiKey(org.key, { ...BODY, label: `fill ${i}` }));
+      for (let i = 0; i < 2; i++) {
+        const limited = await createWithKey(org, key);
+        expectError(limited, 429, 'rate_limited');
+        expect(limited.headers['retry-after'], 'Retry-After').to.match(/^\d+$/);
+        expect(limited.headers['idempotent-replayed']).to.equal(undefined);
+      }
+      expect(await recordCount()).to.equal(0);
+      await redisForTests().del(`${config.redisPrefix}:ratelimit:api-key-create:${org.id}`);
+      expectFirstRun(await createWithKey(org, key));
+    });
+
+    it('bad input (400), a missing capability (403) and an unknown id (404) store nothing; the same key then runs', async () => {
+      expectError(await createWithKey(org, key, { label: 'x', permissions: ['root'] }), 400, 'invalid_request');
+      const readOnly = await keyWith(org, []);
+      expectError(await postApiKey(readOnly, BODY, undefined, { 'Idempotency-Key': key }), 403, 'missing_capability');
+      expectError(
+        await asCaller(org.key, { 'Idempotency-Key': key }).post('/v1/webhook-deliveries/dlv_doesnotexist/retry', {}),
+        404,
+        'webhook_delivery_not_found',
+      );
+      expect(await recordCount()).to.equal(0);
+      expectFirstRun(await createWithKey(org, key));
+      expect(await recordCount()).to.equal(1);
+    });
   });
 
   describe('on the admin API', () => {

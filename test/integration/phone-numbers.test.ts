@@ -64,7 +64,7 @@ describe('phone numbers (CONTRACT.md "Other areas": POST /v1/phone-numbers)', ()
       const picks = [taken, taken, free];
       const service = new PhoneNumbersService(() => ({ provisionNumber: async () => picks.shift() ?? null }));
       const ref = { id: org.id, parentId: null, isReseller: false, disabled: false };
-      const actor: Actor = { via: 'api_key', keyId: org.keyId, memberId: org.memberId, capabilities: ['settings'], ownerOrg: ref, org: ref };
+      const actor: Actor = { via: 'api_key', keyId: org.keyId, credentialId: org.keyId, memberId: org.memberId, capabilities: ['settings'], ownerOrg: ref, org: ref };
       const number = await service.create(actor, { area_code: '415' });
       expect(number.phone_number).to.equal(free);
       expect(picks).to.deep.equal([]);

@@ -266,7 +266,6 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.get(`${PATH}?limit=101`), 'limit');
       expectInvalid(await owner.get(`${PATH}?cursor=nonsense`), 'cursor');
       expectInvalid(await owner.get(`${PATH}?outcome=positive`), 'outcome');
-      expectInvalid(await owner.get(`${PATH}/${'x'.repeat(41)}`), 'id');
     });
   });
 

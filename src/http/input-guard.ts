@@ -1,0 +1,57 @@
+import type { RequestHandler } from 'express';
+import { InvalidRequestError } from '../lib/errors.js';
+
+/**
+ * How deeply a JSON body may nest. Free-form fields (contact `metadata`, `extra_payload`)
+ * need a few levels; thousands would exhaust the stack of every recursive reader after us
+ * (joi, JSON.stringify, Postgres' jsonb parser).
+ */
+export const MAX_JSON_DEPTH = 32;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why a string cannot be stored: Postgres text and jsonb refuse U+0000 and unpaired UTF-16 surrogates. */
+function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it holds an unpaired surrogate)';
+  return null;
+}
+
+/** A path segment as it can be shown: the characters it was refused for, escaped. */
+const printable = (key: string) => key.replace(/[\u0000\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * The first part of a parsed request input that no route can take, as an error detail, or
+ * null. Walks with an explicit stack, so a body nested a million levels deep is inspected
+ * (and refused) without recursion.
+ */
+export function unreadableInput(input: unknown, root: 'body' | 'query'): { path: string; message: string } | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: input, path: root, depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      if (problem) return { path, message: `"${path}" ${problem}` };
+    } else if (value !== null && typeof value === 'object') {
+      if (depth >= MAX_JSON_DEPTH) return { path, message: `"${path}" nests deeper than ${MAX_JSON_DEPTH} levels` };
+      for (const [key, item] of Object.entries(value)) {
+        const itemPath = `${path}.${printable(key)}`;
+        const problem = textProblem(key);
+        if (problem) return { path: itemPath, message: `the name of "${itemPath}" ${problem}` };
+        if (typeof item === 'string' || (item !== null && typeof item === 'object')) stack.push({ value: item, path: itemPath, depth: depth + 1 });
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Refuses, with 400 `invalid_request` naming the place, a body or query that holds what
+ * Postgres cannot store or what would overflow a recursive reader, before any route sees it.
+ * Path parameters are ids, checked by their own pattern (`idParams`).
+ */
+export const refuseUnreadableInput: RequestHandler = (req, _res, next) => {
+  const problem = unreadableInput(req.body, 'body') ?? unreadableInput(req.query, 'query');
+  if (problem) throw new InvalidRequestError(`The request cannot be accepted: ${problem.message}.`, [problem]);
+  next();
+};
