@@ -75,6 +75,15 @@ export function expectError(res: request.Response, status: number, code: string)
   return res.body.error;
 }
 
+/** Asserts 429 `rate_limited` with a Retry-After in whole seconds, at most `windowSeconds`. */
+export function expectRateLimited(res: request.Response, windowSeconds: number): Record<string, any> {
+  const error = expectError(res, 429, 'rate_limited');
+  const retryAfter = res.headers['retry-after'];
+  expect(retryAfter, 'Retry-After header').to.match(/^\d+$/);
+  expect(Number(retryAfter)).to.be.above(0).and.at.most(windowSeconds);
+  return error;
+}
+
 /** `POST /v1/api-keys` as `token` (on `target`, else the shared app); the response is not checked. */
 export async function postApiKey(token: string, body: Record<string, unknown>, target?: Express, headers: Record<string, string> = {}) {
   return request(target ?? (await app()))
