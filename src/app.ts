@@ -48,6 +48,8 @@ export interface AppDeps {
   /** A `command` connection (fails fast while Redis is away). */
   redis: Redis;
   operatorToken?: string | null;
+  /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
+  trustProxy?: boolean | number;
 }
 
 export interface RinglaneApp {
@@ -71,6 +73,8 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Which X-Forwarded-For entries req.ip may take: the per-address sign-in limit keys on it.
+  app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
   app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
   app.use(healthRoutes(db, deps.redis));
@@ -105,7 +109,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookDeliveryRoutes(api, new WebhookDeliveriesService(new WebhookJobs(queues.get('webhooks')!, deps.redis)));
   // Public, without authentication: an ordinary organization's booking page.
   app.use(publicBookingPageRoutes());
-  app.use('/v1', sessionRoutes(), authenticate(credentials), api.router);
+  app.use('/v1', sessionRoutes(deps.redis), authenticate(credentials), api.router);
 
   app.use(notFound);
   app.use(errorHandler);
