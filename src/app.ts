@@ -49,6 +49,8 @@ export interface AppDeps {
   /** A `command` connection (fails fast while Redis is away). */
   redis: Redis;
   operatorToken?: string | null;
+  /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
+  trustProxy?: boolean | number;
 }
 
 export interface RinglaneApp {
@@ -76,6 +78,8 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Which X-Forwarded-For entries req.ip may take: the per-address sign-in limit keys on it.
+  app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
   app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
   app.use(refuseUnreadableInput);
@@ -109,7 +113,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes();
   app.use(bookingPage.router);
-  const sessions = sessionRoutes();
+  const sessions = sessionRoutes(deps.redis);
   app.use('/v1', sessions.router, authenticate(credentials), api.router);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
 

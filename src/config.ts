@@ -17,6 +17,11 @@ export interface Config {
   redisPrefix: string;
   operatorToken: string | null;
   logLevel: string;
+  /**
+   * Express's `trust proxy`: false (req.ip is the peer), true (the left-most X-Forwarded-For,
+   * which any client can write) or the number of proxy hops in front (1 behind Heroku's router).
+   */
+  trustProxy: boolean | number;
   webhook: {
     maxAttempts: number;
     backoffBaseMs: number;
@@ -47,6 +52,10 @@ const schema = Joi.object({
     .messages({ 'string.pattern.base': '"REDIS_PREFIX" must be a Redis hash tag such as {ringlane}' }),
   OPERATOR_TOKEN: Joi.string().min(16).allow(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  TRUST_PROXY: Joi.alternatives()
+    .try(Joi.boolean(), Joi.number().integer().min(0))
+    .default(false)
+    .messages({ 'alternatives.types': '"TRUST_PROXY" must be true, false or a number of proxy hops' }),
   WEBHOOK_MAX_ATTEMPTS: Joi.number().integer().min(1).max(100).default(12),
   WEBHOOK_BACKOFF_BASE_MS: Joi.number().integer().min(1).default(30000),
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000),
@@ -78,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     redisPrefix: v.REDIS_PREFIX,
     operatorToken: v.OPERATOR_TOKEN ? v.OPERATOR_TOKEN : null,
     logLevel: v.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    trustProxy: v.TRUST_PROXY,
     webhook: Object.freeze({
       maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,
       backoffBaseMs: v.WEBHOOK_BACKOFF_BASE_MS,

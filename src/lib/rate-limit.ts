@@ -1,28 +1,41 @@
 import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import { RateLimitedError } from './errors.js';
 import { needRedis, redisKey } from './redis.js';
 
-// A sliding-window log in one sorted set, evaluated atomically in Redis with Redis's own
-// clock, so the limit holds across any number of API processes and their clock skew.
+// A sliding-window log per key in one sorted set, evaluated atomically in Redis with Redis's
+// own clock, so the limits hold across any number of API processes and their clock skew.
+// KEYS are the limits' sets, ARGV their (window, max) pairs and then the slot's member: a slot
+// is taken in every set or, when any is full, in none; the answer is {0, 0} or the wait in ms
+// until all have room and the (1-based) index of the limit that waits longest.
 const SLIDING_WINDOW = `
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local window = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
-  return 0
+local wait, full = 0, 0
+for i, key in ipairs(KEYS) do
+  local window = tonumber(ARGV[2 * i - 1])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  if redis.call('ZCARD', key) >= tonumber(ARGV[2 * i]) then
+    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local until_free = tonumber(oldest[2]) + window - now
+    if until_free > wait then wait, full = until_free, i end
+  end
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return tonumber(oldest[2]) + window - now
+if full > 0 then return {wait, full} end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[#ARGV])
+  redis.call('PEXPIRE', key, ARGV[2 * i - 1])
+end
+return {0, 0}
 `;
 
 export interface Limit {
   name: string;
   max: number;
   windowMs: number;
+  /** What is counted, for the 429 message ("At most 5 <counts> per 60 minutes"); default "requests". */
+  counts?: string;
 }
 
 export interface Reservation {
@@ -34,12 +47,37 @@ export interface Reservation {
  * Takes one slot of `limit` for `subject`, or throws 429 `rate_limited` with the seconds
  * until a slot frees up.
  */
-export async function reserve(redis: Redis, limit: Limit, subject: string): Promise<Reservation> {
-  const key = redisKey('ratelimit', limit.name, subject);
+export function reserve(redis: Redis, limit: Limit, subject: string): Promise<Reservation> {
+  return reserveAll(redis, [[limit, subject]]);
+}
+
+/**
+ * Takes one slot of every limit for its subject at once, or none: throws 429 `rate_limited`
+ * with the seconds until every one has room.
+ */
+export async function reserveAll(redis: Redis, slots: [limit: Limit, subject: string][]): Promise<Reservation> {
+  const keys = slots.map(([limit, subject]) => redisKey('ratelimit', limit.name, subject));
   const member = randomUUID();
-  const waitMs = Number(await needRedis(() => redis.eval(SLIDING_WINDOW, 1, key, limit.windowMs, limit.max, member)));
+  const args = [...slots.flatMap(([limit]) => [limit.windowMs, limit.max]), member];
+  const [waitMs, full] = (await needRedis(() => redis.eval(SLIDING_WINDOW, keys.length, ...keys, ...args))) as [number, number];
   if (waitMs > 0) {
-    throw new RateLimitedError(Math.max(1, Math.ceil(waitMs / 1000)), `At most ${limit.max} requests per ${limit.windowMs / 60_000} minutes; try again later.`);
+    const [limit] = slots[full - 1];
+    throw new RateLimitedError(
+      Math.max(1, Math.ceil(waitMs / 1000)),
+      `At most ${limit.max} ${limit.counts ?? 'requests'} per ${limit.windowMs / 60_000} minutes; try again later.`,
+    );
   }
-  return { release: async () => void (await redis.zrem(key, member)) };
+  return { release: () => needRedis(async () => void (await Promise.all(keys.map((key) => redis.zrem(key, member))))) };
+}
+
+/**
+ * The subject of a per-client-address limit: an IPv4 address (IPv4-mapped IPv6 included), or
+ * an IPv6 address's /64, since one subscriber usually holds a whole /64 and could otherwise
+ * take a fresh address for every try.
+ */
+export function clientAddressSubject(ip: string | undefined): string {
+  if (!ip || !ipaddr.isValid(ip)) return 'unknown';
+  const address = ipaddr.process(ip);
+  if (address instanceof ipaddr.IPv4) return address.toString();
+  return `${new ipaddr.IPv6([...address.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
 }

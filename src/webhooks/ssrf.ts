@@ -1,24 +1,62 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-// Addresses a webhook must not reach unless private networks are allowed: loopback, private,
-// link-local (cloud metadata lives there), carrier-grade NAT, unspecified, multicast, and the
-// IPv6 equivalents (IPv4-mapped addresses are checked as IPv4).
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
+
+// ipaddr.js keeps the special-purpose registries (loopback, private, link-local where cloud
+// metadata lives, CGNAT, multicast, reserved, ...); anything it does not call 'unicast' is refused.
+const isPublic = (address: IPv4 | IPv6) => address.range() === 'unicast';
+
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+
+const fromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address carries (a packet to it can end up at them through a
+ * translator or tunnel), [] for none, or null for a prefix that must be refused outright.
+ */
+function embeddedIPv4(address: IPv6): IPv4[] | null {
+  const p = address.parts;
+  switch (address.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d (SIIT)
+      return [fromParts(p[6], p[7])];
+    case 'rfc6052':
+      // 64:ff9b::/96 carries the address in its last 32 bits; the local-use 64:ff9b:1::/48
+      // lets each network place it where it likes, so nothing can be read from it.
+      return address.match(NAT64_WELL_KNOWN) ? [fromParts(p[6], p[7])] : null;
+    case '6to4': // 2002:AABB:CCDD::/48
+      return [fromParts(p[1], p[2])];
+    case 'teredo': // 2001:0:server:flags:port:~client, both reachable
+      return [fromParts(p[2], p[3]), fromParts(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+    default:
+      // IPv4-compatible ::/96, deprecated but still routed by some stacks; ipaddr.js has no
+      // range for it (::7f00:1 is 'unicast' to it, while it reads the text ::127.0.0.1 as
+      // mapped: judged by the same IPv4 either way). :: and ::1 land here too, as 0.0.0.0/8.
+      return address.match(IPV4_COMPATIBLE) ? [fromParts(p[6], p[7])] : [];
+  }
 }
 
+/**
+ * Whether a webhook must not reach `address` unless private networks are allowed. An IPv6
+ * address embedding IPv4 is judged by what it embeds. Only the strict textual forms Node
+ * connects to are accepted (not `127.1` or `0x7f.0.0.1`); anything else is refused.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return isPrivateAddress(mapped);
-  const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (isIP(address) === 0) return true;
+  let parsed: IPv4 | IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return true;
+  }
+  if (parsed instanceof ipaddr.IPv4) return !isPublic(parsed);
+  const embedded = embeddedIPv4(parsed);
+  if (embedded === null) return true;
+  return embedded.length > 0 ? !embedded.every(isPublic) : !isPublic(parsed);
 }
 
 export class RefusedAddressError extends Error {}

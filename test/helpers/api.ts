@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
-import { createApp, type RinglaneApp } from '../../src/app.js';
+import { createApp, type AppDeps, type RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { waitForRedis } from '../../src/lib/redis.js';
 import { redisForTests } from './redis.js';
 
 /** A fresh app instance: its own credential cache, as a separate API process would have. */
-export async function newApp(options: { operatorToken?: string | null } = {}): Promise<RinglaneApp> {
+export async function newApp(options: Omit<AppDeps, 'redis'> = {}): Promise<RinglaneApp> {
   const redis = redisForTests();
   await waitForRedis(redis, 5000);
   return createApp({ redis, ...options });
@@ -75,6 +75,15 @@ export function expectError(res: request.Response, status: number, code: string)
   return res.body.error;
 }
 
+/** Asserts 429 `rate_limited` with a Retry-After in whole seconds, at most `windowSeconds`. */
+export function expectRateLimited(res: request.Response, windowSeconds: number): Record<string, any> {
+  const error = expectError(res, 429, 'rate_limited');
+  const retryAfter = res.headers['retry-after'];
+  expect(retryAfter, 'Retry-After header').to.match(/^\d+$/);
+  expect(Number(retryAfter)).to.be.above(0).and.at.most(windowSeconds);
+  return error;
+}
+
 /** `POST /v1/api-keys` as `token` (on `target`, else the shared app); the response is not checked. */
 export async function postApiKey(token: string, body: Record<string, unknown>, target?: Express, headers: Record<string, string> = {}) {
   return request(target ?? (await app()))
@@ -102,11 +111,11 @@ export const sha256Hex = (text: string) => createHash('sha256').update(text, 'ut
  * Two app instances with separate in-process credential caches, as two API processes would
  * have, created before and closed after the enclosing `describe` block.
  */
-export function twoApiProcesses(): { a: RinglaneApp; b: RinglaneApp } {
+export function twoApiProcesses(options: Omit<AppDeps, 'redis'> = {}): { a: RinglaneApp; b: RinglaneApp } {
   const processes = {} as { a: RinglaneApp; b: RinglaneApp };
   before(async () => {
-    processes.a = await newApp();
-    processes.b = await newApp();
+    processes.a = await newApp(options);
+    processes.b = await newApp(options);
   });
   after(async () => {
     await processes.a.close();

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
+import { waitForRedis } from '../../src/lib/redis.js';
 import { closeRedisForTests, redisForTests } from './redis.js';
 
 /** Creates this run's database from the migrations, and removes it and its Redis keys afterwards. */
@@ -17,6 +18,9 @@ export const mochaHooks = {
     this.timeout(60_000);
     await db.destroy();
     const redis = redisForTests();
+    // A run of unit tests alone never used Redis: the connection is only opening now, and a
+    // command connection refuses commands until it is ready.
+    await waitForRedis(redis, 5000);
     const keys = await redis.keys(`${config.redisPrefix}*`);
     if (keys.length) await redis.del(...keys);
     await closeRedisForTests();

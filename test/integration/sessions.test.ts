@@ -1,14 +1,20 @@
 import { expect } from 'chai';
+import type { Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../../src/app.js';
 import { db } from '../../src/lib/db.js';
+import { createRedis } from '../../src/lib/redis.js';
 import {
   addMember,
   createOrg,
   expectError,
+  expectRateLimited,
   expectStatus,
   listApiKeys,
   postApiKey,
   sha256Hex,
   signIn,
+  twoApiProcesses,
   uniqueEmail,
 } from '../helpers/api.js';
 
@@ -120,5 +126,84 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
         expect(error.details.map((d: { path: string }) => d.path)).to.include(path);
       });
     }
+  });
+
+  describe('limits on failed sign-ins, per email and per client address', () => {
+    // Two API processes behind one proxy hop, so each test can come from addresses of its own
+    // (X-Forwarded-For) and the shared app's 127.0.0.1 budget stays untouched.
+    const processes = twoApiProcesses({ trustProxy: 1 });
+    const WINDOW_SECONDS = 15 * 60;
+    const WRONG = `${PASSWORD}?`;
+    let lastOctet = 0;
+    const newAddress = () => `203.0.113.${++lastOctet}`;
+    const from = (target: Express, address: string, email: string, password: string) =>
+      request(target).post('/v1/sessions').set('X-Forwarded-For', address).send({ email, password });
+
+    it('after 10 wrong passwords, even the right one is 429 with Retry-After, on every process and from any address', async () => {
+      const { email } = await member();
+      const address = newAddress();
+      for (let i = 0; i < 10; i++) {
+        const target = i % 2 ? processes.b.app : processes.a.app;
+        expectError(await from(target, address, email, WRONG), 401, 'unauthorized');
+      }
+      for (const [target, origin] of [[processes.a.app, address], [processes.b.app, address], [processes.a.app, newAddress()]] as const) {
+        const error = expectRateLimited(await from(target, origin, email, PASSWORD), WINDOW_SECONDS);
+        expect(error.message).to.match(/failed sign-ins per email/);
+      }
+      // Still locked: refused attempts are not counted, so nothing moved the window on.
+      expectRateLimited(await from(processes.b.app, address, email, PASSWORD), WINDOW_SECONDS);
+    });
+
+    it('another email from the same address still signs in', async () => {
+      const { email: locked } = await member();
+      const { email: other } = await member();
+      const address = newAddress();
+      for (let i = 0; i < 10; i++) expectError(await from(processes.a.app, address, locked, WRONG), 401, 'unauthorized');
+      expectRateLimited(await from(processes.a.app, address, locked, PASSWORD), WINDOW_SECONDS);
+      expectStatus(await from(processes.a.app, address, other, PASSWORD), 201);
+    });
+
+    it('a successful sign-in does not count as a failure', async () => {
+      const { email } = await member();
+      const address = newAddress();
+      for (let i = 0; i < 9; i++) expectError(await from(processes.a.app, address, email, WRONG), 401, 'unauthorized');
+      for (let i = 0; i < 3; i++) expectStatus(await from(processes.a.app, address, email, PASSWORD), 201);
+      // The 10th failure: a 429 here would mean the successes had been counted.
+      expectError(await from(processes.a.app, address, email, WRONG), 401, 'unauthorized');
+      expectRateLimited(await from(processes.a.app, address, email, PASSWORD), WINDOW_SECONDS);
+    });
+
+    it('unknown emails count too, and 50 failures from one address lock it for every email; even in parallel, no more get through', async () => {
+      const { email } = await member();
+      const address = newAddress();
+      const guesses = await Promise.all(
+        Array.from({ length: 55 }, (_, i) => from(i % 2 ? processes.b.app : processes.a.app, address, uniqueEmail('guess'), WRONG)),
+      );
+      const statuses = guesses.map((res) => res.status).sort();
+      expect(statuses).to.deep.equal([...Array(50).fill(401), ...Array(5).fill(429)]);
+      const error = expectRateLimited(await from(processes.a.app, address, email, PASSWORD), WINDOW_SECONDS);
+      expect(error.message).to.match(/failed sign-ins per client address/);
+      expectStatus(await from(processes.a.app, newAddress(), email, PASSWORD), 201);
+    });
+
+    it('an IPv6 client is limited by its /64, one subscriber\'s usual share', async () => {
+      const { email } = await member();
+      const guesses = await Promise.all(Array.from({ length: 50 }, (_, i) => from(processes.a.app, `2001:db8:5:6::${(i + 1).toString(16)}`, uniqueEmail('guess'), WRONG)));
+      for (const res of guesses) expectError(res, 401, 'unauthorized');
+      expectRateLimited(await from(processes.a.app, '2001:db8:5:6:ffff:ffff:ffff:ffff', email, PASSWORD), WINDOW_SECONDS);
+      expectStatus(await from(processes.a.app, '2001:db8:5:7::1', email, PASSWORD), 201);
+    });
+
+    it('answers 503 service_unavailable when Redis is away', async () => {
+      const { email } = await member();
+      const deadRedis = createRedis('command', 'redis://127.0.0.1:1');
+      deadRedis.on('error', () => undefined);
+      try {
+        const { app: lonely } = createApp({ redis: deadRedis });
+        expectError(await request(lonely).post('/v1/sessions').send({ email, password: PASSWORD }), 503, 'service_unavailable');
+      } finally {
+        deadRedis.disconnect();
+      }
+    });
   });
 });

@@ -27,6 +27,14 @@ describe('config', () => {
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }).webhook.allowPrivateNetworks).to.equal(false);
   });
 
+  it('trusts no proxy by default; TRUST_PROXY takes true, false or a hop count', () => {
+    expect(loadConfig({}).trustProxy).to.equal(false);
+    for (const [value, expected] of [['true', true], ['false', false], ['1', 1], ['2', 2]] as const) {
+      expect(loadConfig({ TRUST_PROXY: value }).trustProxy, value).to.equal(expected);
+    }
+    for (const value of ['yes', '-1', '1.5', '']) expect(() => loadConfig({ TRUST_PROXY: value }), value).to.throw(/TRUST_PROXY/);
+  });
+
   it('reads the environment', () => {
     const c = loadConfig({ PORT: '8080', DATABASE_URL: 'postgres://u@db:5432/x', OPERATOR_TOKEN: 'a-long-operator-token', SIM_SECOND_MS: '5' });
     expect(c.port).to.equal(8080);
