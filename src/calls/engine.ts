@@ -5,7 +5,7 @@ import { db } from '../lib/db.js';
 import { sendConfirmation } from '../messaging/texts.js';
 import { Organization } from '../orgs/organization.entity.js';
 import type { EndReason, TerminalStatus } from './call.entity.js';
-import type { CallLimits } from './call-limits.js';
+import { orgWithLimits, type CallLimits } from './call-limits.js';
 import { catchUpRinging, lockOpenCalls, markDialed, markEnded, markInProgress, markRinging, type EndedCall } from './call-store.js';
 import type { CallJobs } from './calls.jobs.js';
 import type { CarrierReport, ScheduledReport } from './carrier.js';
@@ -54,15 +54,10 @@ export class CallEngine {
   /** Admits what the organization's limits allow, in creation order, and dials it. */
   async dispatch(orgId: string): Promise<void> {
     await this.jobs.dispatchStarted(orgId);
-    // A tenant's limits, never above its reseller's ceiling; a disabled tenant dials nothing.
-    const [org] = await db.query(
-      `SELECT o.disabled, LEAST(o.max_concurrent_calls, COALESCE(r.max_concurrent_calls, o.max_concurrent_calls)) AS max_concurrent_calls,
-              LEAST(o.max_calls_per_hour, COALESCE(r.max_calls_per_hour, o.max_calls_per_hour)) AS max_calls_per_hour
-         FROM organizations o LEFT JOIN organizations r ON r.id = o.parent_id WHERE o.id = $1`,
-      [orgId],
-    );
-    if (!org || org.disabled) return;
-    const limits = { maxConcurrentCalls: org.max_concurrent_calls, maxCallsPerHour: org.max_calls_per_hour };
+    const found = await orgWithLimits(db.manager, orgId);
+    // A disabled tenant dials nothing.
+    if (!found || found.org.disabled) return;
+    const { limits } = found;
     for (;;) {
       const admission = await this.limits.admit(orgId, limits);
       await this.dial(admission.callIds);

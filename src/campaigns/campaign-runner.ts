@@ -1,11 +1,11 @@
 import type { EntityManager } from 'typeorm';
+import { orgWithLimits } from '../calls/call-limits.js';
 import type { EndedCall, QueuedCall } from '../calls/call-store.js';
 import { InsufficientBalanceError, queueCall } from '../calls/calls.service.js';
 import type { CallEngine } from '../calls/engine.js';
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
 import { PhoneNumber } from '../numbers/phone-number.entity.js';
-import { Organization } from '../orgs/organization.entity.js';
 import { withinCallingWindow } from './calling-hours.js';
 import { Campaign } from './campaign.entity.js';
 
@@ -24,13 +24,13 @@ export async function tickCampaign(engine: CallEngine, campaignId: string): Prom
   const next = await db.transaction(async (em) => {
     const campaign = await em.findOne(Campaign, { where: { id: campaignId }, lock: { mode: 'pessimistic_write' } });
     if (!campaign || campaign.state !== 'running') return null;
-    const org = await em.findOneByOrFail(Organization, { id: campaign.orgId });
+    const { org, limits } = (await orgWithLimits(em, campaign.orgId))!;
     if (org.disabled) return null;
     const window = { start: campaign.callingHoursStart, end: campaign.callingHoursEnd, weekdays: campaign.weekdays };
     if (!withinCallingWindow(window, new Date(), org.timezone)) return { calls: [], orgId: org.id, recheckMs: OUTSIDE_HOURS_RECHECK_MS };
 
     const [{ calling }] = await em.query(`SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`, [campaign.id]);
-    const capacity = Math.max(0, org.maxConcurrentCalls - calling);
+    const capacity = Math.max(0, limits.maxConcurrentCalls - calling);
     const due: Array<{ contact_id: string; phone_number: string }> = await em.query(
       `SELECT cc.contact_id, c.phone_number FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
         WHERE cc.campaign_id = $1 AND cc.state = 'pending' AND (cc.next_attempt_at IS NULL OR cc.next_attempt_at <= now())
