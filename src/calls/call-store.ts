@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { newId } from '../lib/ids.js';
+import { outgoingNumberSql } from '../numbers/outgoing-number.js';
 import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
@@ -55,9 +56,10 @@ export type OutboundResult =
   | { placed: false; agentFound: boolean; contactFound: boolean; campaignFound: boolean; funded: boolean };
 
 /**
- * `POST /v1/calls` in ONE statement (it is the API's hottest write): checks the agent, the
- * contact and the campaign belong to the organization and the payer's balance is above
- * zero, and only then inserts the call and its `call.queued` event.
+ * Places an outbound call, for `POST /v1/calls` and for campaigns alike, in ONE statement (it
+ * is the API's hottest write): checks the agent, the contact and the campaign belong to the
+ * organization and the payer's balance is above zero, and only then inserts the call, going
+ * out from the organization's outgoing number, and its `call.queued` event.
  */
 export async function placeOutboundCall(em: EntityManager, request: OutboundRequest): Promise<OutboundResult> {
   const id = newId('call');
@@ -65,7 +67,7 @@ export async function placeOutboundCall(em: EntityManager, request: OutboundRequ
   const [ctx] = await em.query(
     `WITH ctx AS (
        SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
-              (SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = o.id AND n.agent_id = a.id ORDER BY n.created_at LIMIT 1) AS our_number,
+              ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
               ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found
          FROM organizations o
          JOIN organizations p ON p.id = COALESCE(o.parent_id, o.id)

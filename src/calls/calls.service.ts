@@ -25,7 +25,8 @@ export interface NewCall extends Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrg
 
 /**
  * Writes a new `queued` call and its `call.queued` event, after checking that the paying
- * organization's balance is above zero (402 otherwise).
+ * organization's balance is above zero (402 otherwise). For inbound calls, whose number is
+ * the one called; outbound calls are placed by `placeOutboundCall`.
  */
 export async function queueCall(em: EntityManager, input: NewCall): Promise<QueuedCall> {
   const payerId = input.org.parentId ?? input.org.id;

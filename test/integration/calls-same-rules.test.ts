@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, expectStatus, operator, type Caller } from '../helpers/api.js';
+import { db } from '../../src/lib/db.js';
+import { app, asCaller, expectStatus, operator, type Caller } from '../helpers/api.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
-import { maxOverlap, spans, uniquePhone, waitForCalls, waitForCampaignState, withCallsWorker } from '../helpers/voice.js';
+import { maxOverlap, placeCall, spans, uniquePhone, voiceOrg, waitForCalls, waitForCampaignState, withCallsWorker } from '../helpers/voice.js';
 
 /** Runs a campaign to its end; returns its calls as `GET /v1/calls` shows them. */
 async function runCampaign(caller: Caller, campaignId: string): Promise<any[]> {
@@ -42,5 +43,23 @@ describe('campaign calls and API calls follow the same rules', function () {
     // The campaign places as many calls as the limit in force allows, not as many as the
     // tenant's own (higher) limit: it never has more calls waiting or under way than 2.
     expect(maxOverlap(await spans(campaignCalls.map((c) => c.id), 'call.queued', 'call.completed'))).to.equal(2);
+  });
+
+  it('a campaign’s calls and an API call go out from the same number: the oldest of the agent’s', async () => {
+    const org = await voiceOrg({ contacts: 3 });
+    const as = asCaller(org.key);
+    const oldest = expectStatus(await as.post('/v1/phone-numbers', { agent_id: org.agentId }), 201).body;
+    const campaign = expectStatus(await as.post('/v1/campaigns', { name: 'Recall', agent_id: org.agentId, contact_ids: org.contactIds }), 201).body;
+    const newer = expectStatus(await as.post('/v1/phone-numbers', { agent_id: org.agentId }), 201).body;
+    expect(newer.created_at > oldest.created_at, 'the second number is provisioned later').to.equal(true);
+    // Re-assigning the oldest number rewrites its row, and with the statistics autovacuum keeps
+    // in production Postgres reads a table this small in storage order: a read that does not
+    // ask for the oldest now finds the newer number first.
+    expectStatus(await as.patch(`/v1/phone-numbers/${oldest.id}`, { agent_id: org.agentId }), 200);
+    await db.query('ANALYZE phone_numbers');
+
+    const campaignCalls = await runCampaign(as, campaign.id);
+    const [apiCall] = await waitForCalls(org, [(await placeCall(org, { duration_seconds: 1 })).id]);
+    expect([...campaignCalls, apiCall].map((c) => c.from)).to.deep.equal(Array(4).fill(oldest.phone_number));
   });
 });

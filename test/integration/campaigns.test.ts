@@ -55,6 +55,15 @@ describe('campaigns', function () {
     expect(calls.every((c) => c.status === 'no_answer')).to.equal(true);
   });
 
+  it('pauses, placing no call, when the paying balance is not above zero', async () => {
+    const org = await voiceOrg({ contacts: 2, fields: { balance: '0' } });
+    const created = await createCampaign(org);
+    expect((await setState(org, created.body.id, 'running')).body.state).to.equal('running');
+    const paused = await waitForState(org, created.body.id, 'paused');
+    expect(paused.contacts).to.deep.equal({ total: 2, pending: 2, calling: 0, done: 0 });
+    expect(await callsOf(created.body.id)).to.deep.equal([]);
+  });
+
   it('places no call outside its calling hours', async () => {
     const org = await voiceOrg({ contacts: 2 });
     const created = await createCampaign(org, { calling_hours: { start: utcClock(2), end: utcClock(3) } });
