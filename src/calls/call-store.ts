@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { payerIdSql } from '../billing/charges.js';
 import { newId } from '../lib/ids.js';
 import { outgoingNumberSql } from '../numbers/outgoing-number.js';
 import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
@@ -70,7 +71,7 @@ export async function placeOutboundCall(em: EntityManager, request: OutboundRequ
               ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
               ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found
          FROM organizations o
-         JOIN organizations p ON p.id = COALESCE(o.parent_id, o.id)
+         JOIN organizations p ON p.id = ${payerIdSql('o')}
          LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
          LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
         WHERE o.id = $1),
@@ -223,13 +224,14 @@ export interface OpenCall {
   status: CallStatus;
   startedAt: Date | null;
   orgId: string;
+  payerOrgId: string;
 }
 
 /** The unfinished ones of `ids`, locked for the caller's transaction (in id order, so batches never deadlock). */
 export async function lockOpenCalls(em: EntityManager, ids: string[]): Promise<OpenCall[]> {
   const rows = await em.query(
-    `SELECT id, status, started_at, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL} ORDER BY id FOR UPDATE`,
+    `SELECT id, status, started_at, org_id, payer_org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL} ORDER BY id FOR UPDATE`,
     [ids],
   );
-  return rows.map((r: any) => ({ id: r.id, status: r.status, startedAt: r.started_at, orgId: r.org_id }));
+  return rows.map((r: any) => ({ id: r.id, status: r.status, startedAt: r.started_at, orgId: r.org_id, payerOrgId: r.payer_org_id }));
 }

@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import { callCharge } from '../billing/charges.js';
 import { appendLedger, type LedgerLine } from '../billing/ledger.js';
 import { db } from '../lib/db.js';
@@ -117,10 +117,12 @@ export class CallEngine {
       if (request.status === 'completed') {
         await markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
       }
-      const orgs = await this.orgsWithPayers(em, [...new Set(open.map((c) => c.orgId))]);
+      // Each call is charged to the payer recorded when it was placed.
+      const orgs = await this.orgsById(em, open.flatMap((c) => [c.orgId, c.payerOrgId]));
+      const payers = new Map(open.map((c) => [c.id, orgs.get(c.payerOrgId)!]));
       const ledger: LedgerLine[] = [];
       const endings = open.map((call) => {
-        const { payer } = orgs.get(call.orgId)!;
+        const payer = payers.get(call.id)!;
         // Never ends before it was answered (an answer applied after the moment asked for).
         const at = call.startedAt && call.startedAt > request.at ? call.startedAt : request.at;
         const talked = call.status === 'in_progress' && call.startedAt ? Math.ceil((at.getTime() - call.startedAt.getTime()) / 1000) : 0;
@@ -131,8 +133,7 @@ export class CallEngine {
       });
       const result = await markEnded(em, endings);
       for (const call of result) {
-        const { org, payer } = orgs.get(call.orgId)!;
-        const text = await sendConfirmation(em, call, org, payer);
+        const text = await sendConfirmation(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
         if (text) ledger.push(text);
       }
       for (const hook of this.hooks) await hook.during(em, result);
@@ -155,11 +156,8 @@ export class CallEngine {
     for (const hook of this.hooks) await hook.after(calls);
   }
 
-  private async orgsWithPayers(em: EntityManager, orgIds: string[]): Promise<Map<string, { org: Organization; payer: Organization }>> {
-    const orgs = await em.getRepository(Organization).createQueryBuilder('o').where('o.id IN (:...ids)', { ids: orgIds }).getMany();
-    const parentIds = orgs.map((o) => o.parentId).filter((id): id is string => id !== null);
-    const parents = parentIds.length ? await em.getRepository(Organization).createQueryBuilder('o').where('o.id IN (:...ids)', { ids: parentIds }).getMany() : [];
-    const byId = new Map([...orgs, ...parents].map((o) => [o.id, o]));
-    return new Map(orgs.map((org) => [org.id, { org, payer: org.parentId ? byId.get(org.parentId)! : org }]));
+  private async orgsById(em: EntityManager, ids: string[]): Promise<Map<string, Organization>> {
+    const orgs = await em.getRepository(Organization).findBy({ id: In([...new Set(ids)]) });
+    return new Map(orgs.map((o) => [o.id, o]));
   }
 }
