@@ -2,14 +2,12 @@ import type { EntityManager } from 'typeorm';
 import { payerIdSql } from '../billing/charges.js';
 import { newId } from '../lib/ids.js';
 import { outgoingNumberSql } from '../numbers/outgoing-number.js';
-import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
+import { TERMINAL_SQL, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
 // the call and writes its event (the outbox row) from the updated row, through the database
 // function call_event_payload() (see the VoiceOrganization migration): atomic without a
 // transaction round trip, and the event can never disagree with the row it describes.
-
-const TERMINAL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 export interface QueuedCall {
   id: string;
@@ -119,7 +117,7 @@ export interface DialedCall {
 export async function markDialed(em: EntityManager, ids: string[]): Promise<DialedCall[]> {
   const rows = await em.query(
     `UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
-      WHERE id = ANY($1) AND status NOT IN ${TERMINAL}
+      WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL}
       RETURNING id, org_id, dialed_at, phone_number, our_number, simulate`,
     [ids],
   );
@@ -201,7 +199,7 @@ export async function markEnded(em: EntityManager, endings: Ending[]): Promise<E
     'call.completed',
     `status = i.status, end_reason = i.end_reason, duration_seconds = i.duration_seconds, charge_micros = i.charge_micros, ended_at = i.at,
      outcome = CASE i.status WHEN 'completed' THEN c.simulate->>'outcome' WHEN 'canceled' THEN NULL ELSE 'unreachable' END`,
-    `c.status NOT IN ${TERMINAL}`,
+    `c.status NOT IN ${TERMINAL_SQL}`,
     {
       columns: 'status, end_reason, duration_seconds, charge_micros',
       types: '$4::varchar[], $5::varchar[], $6::int[], $7::bigint[]',
@@ -230,7 +228,7 @@ export interface OpenCall {
 /** The unfinished ones of `ids`, locked for the caller's transaction (in id order, so batches never deadlock). */
 export async function lockOpenCalls(em: EntityManager, ids: string[]): Promise<OpenCall[]> {
   const rows = await em.query(
-    `SELECT id, status, started_at, org_id, payer_org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL} ORDER BY id FOR UPDATE`,
+    `SELECT id, status, started_at, org_id, payer_org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR UPDATE`,
     [ids],
   );
   return rows.map((r: any) => ({ id: r.id, status: r.status, startedAt: r.started_at, orgId: r.org_id, payerOrgId: r.payer_org_id }));

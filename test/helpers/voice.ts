@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
+import { TERMINAL_STATUSES } from '../../src/calls/call.entity.js';
 import { db } from '../../src/lib/db.js';
 import { app, bearer, createOrg, expectStatus, type Caller, type TestOrg } from './api.js';
 import { startProcess } from './processes.js';
@@ -58,7 +59,7 @@ export async function placeCall(org: VoiceOrg, simulate: Record<string, unknown>
   return res.body;
 }
 
-const TERMINAL = ['completed', 'no_answer', 'busy', 'failed', 'canceled'];
+const TERMINAL: readonly string[] = TERMINAL_STATUSES;
 
 /** Polls until every call is in a terminal status; returns them as the API shows them. */
 export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_000, headers: Record<string, string> = {}): Promise<any[]> {
