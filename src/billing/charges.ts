@@ -4,12 +4,21 @@ import { Organization } from '../orgs/organization.entity.js';
 import type { LedgerLine } from './ledger.js';
 
 /**
- * The paying organization of `org`: itself, or for a tenant its reseller, whose balance and
- * rates apply (SPEC.md §1).
+ * The id of the paying organization of `org` (an alias of `organizations` in the query):
+ * itself, or for a tenant its reseller, whose balance and rates apply (SPEC.md §1). In SQL,
+ * because `POST /v1/calls` places a call in one statement; a call records its payer when it
+ * is placed, and its charge and texts go to that payer.
  */
-export async function payerOf(em: EntityManager, org: Organization): Promise<Organization> {
-  if (!org.parentId) return org;
-  return em.findOneByOrFail(Organization, { id: org.parentId });
+export const payerIdSql = (org: string) => `COALESCE(${org}.parent_id, ${org}.id)`;
+
+/** The paying organization of an organization (see `payerIdSql`). */
+export async function payerOf(em: EntityManager, orgId: string): Promise<Organization> {
+  return em
+    .getRepository(Organization)
+    .createQueryBuilder('payer')
+    .innerJoin(Organization, 'o', `payer.id = ${payerIdSql('o')}`)
+    .where('o.id = :orgId', { orgId })
+    .getOneOrFail();
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
+import type { EntityManager } from 'typeorm';
 import { redisKey } from '../lib/redis.js';
+import { Organization } from '../orgs/organization.entity.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -34,6 +36,30 @@ export interface Limits {
   maxConcurrentCalls: number;
   maxCallsPerHour: number;
 }
+
+/**
+ * The limits in force for an organization: its own, and for a tenant never above its
+ * reseller's ceiling. The operator may lower a ceiling after a tenant's limits were set, so
+ * the tenant's stored values can be above it; they apply again if the ceiling rises.
+ */
+export function effectiveLimits(org: Limits, reseller: Limits | null): Limits {
+  return {
+    maxConcurrentCalls: Math.min(org.maxConcurrentCalls, reseller?.maxConcurrentCalls ?? Infinity),
+    maxCallsPerHour: Math.min(org.maxCallsPerHour, reseller?.maxCallsPerHour ?? Infinity),
+  };
+}
+
+/**
+ * An organization (with its reseller as `parent`, for a tenant) and the limits in force for
+ * it: what the engine admits by, what a campaign plans by and what a reseller reads.
+ */
+export async function orgWithLimits(em: EntityManager, orgId: string): Promise<{ org: Organization; limits: Limits } | null> {
+  const org = await em.findOne(Organization, { where: { id: orgId }, relations: { parent: true } });
+  return org && { org, limits: effectiveLimits(org, org.parent ?? null) };
+}
+
+/** CONTRACT.md's shape of a pair of limits (a tenant's, a ceiling). */
+export const presentLimits = (limits: Limits) => ({ max_concurrent_calls: limits.maxConcurrentCalls, max_calls_per_hour: limits.maxCallsPerHour });
 
 export interface Admission {
   callIds: string[];

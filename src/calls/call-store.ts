@@ -1,13 +1,13 @@
 import type { EntityManager } from 'typeorm';
+import { payerIdSql } from '../billing/charges.js';
 import { newId } from '../lib/ids.js';
-import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
+import { outgoingNumberSql } from '../numbers/outgoing-number.js';
+import { TERMINAL_SQL, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
 // the call and writes its event (the outbox row) from the updated row, through the database
 // function call_event_payload() (see the VoiceOrganization migration): atomic without a
 // transaction round trip, and the event can never disagree with the row it describes.
-
-const TERMINAL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 export interface QueuedCall {
   id: string;
@@ -55,9 +55,10 @@ export type OutboundResult =
   | { placed: false; agentFound: boolean; contactFound: boolean; campaignFound: boolean; funded: boolean };
 
 /**
- * `POST /v1/calls` in ONE statement (it is the API's hottest write): checks the agent, the
- * contact and the campaign belong to the organization and the payer's balance is above
- * zero, and only then inserts the call and its `call.queued` event.
+ * Places an outbound call, for `POST /v1/calls` and for campaigns alike, in ONE statement (it
+ * is the API's hottest write): checks the agent, the contact and the campaign belong to the
+ * organization and the payer's balance is above zero, and only then inserts the call, going
+ * out from the organization's outgoing number, and its `call.queued` event.
  */
 export async function placeOutboundCall(em: EntityManager, request: OutboundRequest): Promise<OutboundResult> {
   const id = newId('call');
@@ -65,10 +66,10 @@ export async function placeOutboundCall(em: EntityManager, request: OutboundRequ
   const [ctx] = await em.query(
     `WITH ctx AS (
        SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
-              (SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = o.id AND n.agent_id = a.id ORDER BY n.created_at LIMIT 1) AS our_number,
+              ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
               ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found
          FROM organizations o
-         JOIN organizations p ON p.id = COALESCE(o.parent_id, o.id)
+         JOIN organizations p ON p.id = ${payerIdSql('o')}
          LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
          LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
         WHERE o.id = $1),
@@ -116,7 +117,7 @@ export interface DialedCall {
 export async function markDialed(em: EntityManager, ids: string[]): Promise<DialedCall[]> {
   const rows = await em.query(
     `UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
-      WHERE id = ANY($1) AND status NOT IN ${TERMINAL}
+      WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL}
       RETURNING id, org_id, dialed_at, phone_number, our_number, simulate`,
     [ids],
   );
@@ -198,7 +199,7 @@ export async function markEnded(em: EntityManager, endings: Ending[]): Promise<E
     'call.completed',
     `status = i.status, end_reason = i.end_reason, duration_seconds = i.duration_seconds, charge_micros = i.charge_micros, ended_at = i.at,
      outcome = CASE i.status WHEN 'completed' THEN c.simulate->>'outcome' WHEN 'canceled' THEN NULL ELSE 'unreachable' END`,
-    `c.status NOT IN ${TERMINAL}`,
+    `c.status NOT IN ${TERMINAL_SQL}`,
     {
       columns: 'status, end_reason, duration_seconds, charge_micros',
       types: '$4::varchar[], $5::varchar[], $6::int[], $7::bigint[]',
@@ -221,13 +222,14 @@ export interface OpenCall {
   status: CallStatus;
   startedAt: Date | null;
   orgId: string;
+  payerOrgId: string;
 }
 
 /** The unfinished ones of `ids`, locked for the caller's transaction (in id order, so batches never deadlock). */
 export async function lockOpenCalls(em: EntityManager, ids: string[]): Promise<OpenCall[]> {
   const rows = await em.query(
-    `SELECT id, status, started_at, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL} ORDER BY id FOR UPDATE`,
+    `SELECT id, status, started_at, org_id, payer_org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR UPDATE`,
     [ids],
   );
-  return rows.map((r: any) => ({ id: r.id, status: r.status, startedAt: r.started_at, orgId: r.org_id }));
+  return rows.map((r: any) => ({ id: r.id, status: r.status, startedAt: r.started_at, orgId: r.org_id, payerOrgId: r.payer_org_id }));
 }

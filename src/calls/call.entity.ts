@@ -4,7 +4,10 @@ import { OrgOwned } from '../orgs/org-owned.js';
 
 export const TERMINAL_STATUSES = ['completed', 'no_answer', 'busy', 'failed', 'canceled'] as const;
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
-export type CallStatus = 'queued' | 'ringing' | 'in_progress' | TerminalStatus;
+export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', ...TERMINAL_STATUSES] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+/** The terminal statuses as an SQL list, for `status IN ...` / `status NOT IN ...`. */
+export const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 export type Outcome = 'positive' | 'neutral' | 'negative' | 'voicemail' | 'unreachable';
 export type EndReason = 'completed' | 'no_answer' | 'busy' | 'failed' | 'canceled' | 'tenant_disabled';
 export type Direction = 'outbound' | 'inbound';

@@ -1,10 +1,9 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
 import { e164, idParams } from '../http/schemas.js';
-import type { SimulateScript } from './call.entity.js';
+import { CALL_STATUSES, type SimulateScript } from './call.entity.js';
 
 export const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'] as const;
-const STATUSES = ['queued', 'ringing', 'in_progress', 'completed', 'no_answer', 'busy', 'failed', 'canceled'] as const;
 
 /** The simulated carrier's script (CONTRACT.md "Calls"): answered, 5 s, `neutral` by default. */
 export const simulateSchema = Joi.object<SimulateScript>({
@@ -22,7 +21,7 @@ export const createCallSchema = Joi.object({
 
 export const listCallsQuery = Joi.object({
   ...pageQuery,
-  status: Joi.string().valid(...STATUSES),
+  status: Joi.string().valid(...CALL_STATUSES),
   direction: Joi.string().valid('outbound', 'inbound'),
   campaign_id: Joi.string().max(40),
 });

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
+import { payerOf } from '../billing/charges.js';
 import { Contact } from '../contacts/contact.entity.js';
 import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { db } from '../lib/db.js';
@@ -18,21 +19,17 @@ export class InsufficientBalanceError extends AppError {
   }
 }
 
-export interface NewCall extends Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId' | 'orgId'> {
-  /** The acting organization, to find its payer. */
-  org: Pick<Organization, 'id' | 'parentId'>;
-}
+export type NewCall = Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId'>;
 
 /**
  * Writes a new `queued` call and its `call.queued` event, after checking that the paying
- * organization's balance is above zero (402 otherwise).
+ * organization's balance is above zero (402 otherwise). For inbound calls, whose number is
+ * the one called; outbound calls are placed by `placeOutboundCall`.
  */
-export async function queueCall(em: EntityManager, input: NewCall): Promise<QueuedCall> {
-  const payerId = input.org.parentId ?? input.org.id;
-  const [payer] = await em.query('SELECT balance_micros FROM organizations WHERE id = $1', [payerId]);
-  if (BigInt(payer.balance_micros) <= 0n) throw new InsufficientBalanceError();
-  const { org, ...call } = input;
-  return insertQueuedCall(em, { ...call, orgId: org.id, payerOrgId: payerId });
+export async function queueCall(em: EntityManager, call: NewCall): Promise<QueuedCall> {
+  const payer = await payerOf(em, call.orgId);
+  if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
+  return insertQueuedCall(em, { ...call, payerOrgId: payer.id });
 }
 
 interface CallRow {
@@ -153,7 +150,7 @@ export class CallsService {
       if (!number.agentId) throw new ConflictError('number_not_answering', 'This number does not answer: no agent is assigned to it.');
       const contact = await em.findOneBy(Contact, { orgId: org.id, phoneNumber: input.from });
       return queueCall(em, {
-        org,
+        orgId: org.id,
         agentId: number.agentId,
         contactId: contact?.id ?? null,
         campaignId: null,

@@ -1,11 +1,11 @@
-import type { EntityManager } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import { callCharge } from '../billing/charges.js';
 import { appendLedger, type LedgerLine } from '../billing/ledger.js';
 import { db } from '../lib/db.js';
 import { sendConfirmation } from '../messaging/texts.js';
 import { Organization } from '../orgs/organization.entity.js';
 import type { EndReason, TerminalStatus } from './call.entity.js';
-import type { CallLimits } from './call-limits.js';
+import { orgWithLimits, type CallLimits } from './call-limits.js';
 import { catchUpRinging, lockOpenCalls, markDialed, markEnded, markInProgress, markRinging, type EndedCall } from './call-store.js';
 import type { CallJobs } from './calls.jobs.js';
 import type { CarrierReport, ScheduledReport } from './carrier.js';
@@ -54,15 +54,10 @@ export class CallEngine {
   /** Admits what the organization's limits allow, in creation order, and dials it. */
   async dispatch(orgId: string): Promise<void> {
     await this.jobs.dispatchStarted(orgId);
-    // A tenant's limits, never above its reseller's ceiling; a disabled tenant dials nothing.
-    const [org] = await db.query(
-      `SELECT o.disabled, LEAST(o.max_concurrent_calls, COALESCE(r.max_concurrent_calls, o.max_concurrent_calls)) AS max_concurrent_calls,
-              LEAST(o.max_calls_per_hour, COALESCE(r.max_calls_per_hour, o.max_calls_per_hour)) AS max_calls_per_hour
-         FROM organizations o LEFT JOIN organizations r ON r.id = o.parent_id WHERE o.id = $1`,
-      [orgId],
-    );
-    if (!org || org.disabled) return;
-    const limits = { maxConcurrentCalls: org.max_concurrent_calls, maxCallsPerHour: org.max_calls_per_hour };
+    const found = await orgWithLimits(db.manager, orgId);
+    // A disabled tenant dials nothing.
+    if (!found || found.org.disabled) return;
+    const { limits } = found;
     for (;;) {
       const admission = await this.limits.admit(orgId, limits);
       await this.dial(admission.callIds);
@@ -122,10 +117,12 @@ export class CallEngine {
       if (request.status === 'completed') {
         await markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
       }
-      const orgs = await this.orgsWithPayers(em, [...new Set(open.map((c) => c.orgId))]);
+      // Each call is charged to the payer recorded when it was placed.
+      const orgs = await this.orgsById(em, open.flatMap((c) => [c.orgId, c.payerOrgId]));
+      const payers = new Map(open.map((c) => [c.id, orgs.get(c.payerOrgId)!]));
       const ledger: LedgerLine[] = [];
       const endings = open.map((call) => {
-        const { payer } = orgs.get(call.orgId)!;
+        const payer = payers.get(call.id)!;
         // Never ends before it was answered (an answer applied after the moment asked for).
         const at = call.startedAt && call.startedAt > request.at ? call.startedAt : request.at;
         const talked = call.status === 'in_progress' && call.startedAt ? Math.ceil((at.getTime() - call.startedAt.getTime()) / 1000) : 0;
@@ -136,8 +133,7 @@ export class CallEngine {
       });
       const result = await markEnded(em, endings);
       for (const call of result) {
-        const { org, payer } = orgs.get(call.orgId)!;
-        const text = await sendConfirmation(em, call, org, payer);
+        const text = await sendConfirmation(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
         if (text) ledger.push(text);
       }
       for (const hook of this.hooks) await hook.during(em, result);
@@ -160,11 +156,8 @@ export class CallEngine {
     for (const hook of this.hooks) await hook.after(calls);
   }
 
-  private async orgsWithPayers(em: EntityManager, orgIds: string[]): Promise<Map<string, { org: Organization; payer: Organization }>> {
-    const orgs = await em.getRepository(Organization).createQueryBuilder('o').where('o.id IN (:...ids)', { ids: orgIds }).getMany();
-    const parentIds = orgs.map((o) => o.parentId).filter((id): id is string => id !== null);
-    const parents = parentIds.length ? await em.getRepository(Organization).createQueryBuilder('o').where('o.id IN (:...ids)', { ids: parentIds }).getMany() : [];
-    const byId = new Map([...orgs, ...parents].map((o) => [o.id, o]));
-    return new Map(orgs.map((org) => [org.id, { org, payer: org.parentId ? byId.get(org.parentId)! : org }]));
+  private async orgsById(em: EntityManager, ids: string[]): Promise<Map<string, Organization>> {
+    const orgs = await em.getRepository(Organization).findBy({ id: In([...new Set(ids)]) });
+    return new Map(orgs.map((o) => [o.id, o]));
   }
 }

@@ -1,6 +1,6 @@
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
-import { TERMINAL_STATUSES } from './call.entity.js';
+import { TERMINAL_SQL } from './call.entity.js';
 import type { CallEngine } from './engine.js';
 
 /** How long a step may lag before the sweeper assumes its job was lost. */
@@ -26,7 +26,7 @@ export async function sweepCalls(engine: CallEngine): Promise<{ requeued: number
   //    dialing again reschedules the same reports under the same job ids.
   const stalled: Array<{ id: string }> = await db.query(
     `SELECT id FROM calls
-      WHERE status NOT IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})
+      WHERE status NOT IN ${TERMINAL_SQL}
         AND ((dialed_at IS NULL AND direction = 'inbound' AND created_at < now() - interval '${GRACE}')
           OR (dialed_at IS NOT NULL AND updated_at < now() - interval '${GRACE}'))
       LIMIT 5000`,
@@ -39,7 +39,7 @@ export async function sweepCalls(engine: CallEngine): Promise<{ requeued: number
     const holding = await engine.limits.activeCalls(orgId);
     if (holding.length === 0) continue;
     const ended: Array<{ id: string }> = await db.query(
-      `SELECT id FROM calls WHERE id = ANY($1) AND status IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`,
+      `SELECT id FROM calls WHERE id = ANY($1) AND status IN ${TERMINAL_SQL}`,
       [holding],
     );
     await engine.limits.release(orgId, ended.map((c) => c.id));

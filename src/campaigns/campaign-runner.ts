@@ -1,11 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import type { EndedCall, QueuedCall } from '../calls/call-store.js';
-import { InsufficientBalanceError, queueCall } from '../calls/calls.service.js';
+import { orgWithLimits } from '../calls/call-limits.js';
+import { placeOutboundCall, type EndedCall, type QueuedCall } from '../calls/call-store.js';
 import type { CallEngine } from '../calls/engine.js';
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
-import { PhoneNumber } from '../numbers/phone-number.entity.js';
-import { Organization } from '../orgs/organization.entity.js';
 import { withinCallingWindow } from './calling-hours.js';
 import { Campaign } from './campaign.entity.js';
 
@@ -16,54 +14,50 @@ const DEFAULT_SIMULATION = { answer: true, duration_seconds: 5, outcome: 'neutra
 
 /**
  * One step of a running campaign: within calling hours, dial the next due contacts, as many
- * as the organization's concurrency allows beside the campaign's calls already in flight.
- * The calls go through the same engine (and limits) as any other; the campaign ends when
- * every contact is done.
+ * as the organization's concurrency in force allows beside the campaign's calls already in flight.
+ * The calls are placed as `POST /v1/calls` places them and go through the same engine (and
+ * limits) as any other; the campaign ends when every contact is done.
  */
 export async function tickCampaign(engine: CallEngine, campaignId: string): Promise<void> {
   const next = await db.transaction(async (em) => {
     const campaign = await em.findOne(Campaign, { where: { id: campaignId }, lock: { mode: 'pessimistic_write' } });
     if (!campaign || campaign.state !== 'running') return null;
-    const org = await em.findOneByOrFail(Organization, { id: campaign.orgId });
+    const { org, limits } = (await orgWithLimits(em, campaign.orgId))!;
     if (org.disabled) return null;
     const window = { start: campaign.callingHoursStart, end: campaign.callingHoursEnd, weekdays: campaign.weekdays };
     if (!withinCallingWindow(window, new Date(), org.timezone)) return { calls: [], orgId: org.id, recheckMs: OUTSIDE_HOURS_RECHECK_MS };
 
     const [{ calling }] = await em.query(`SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`, [campaign.id]);
-    const capacity = Math.max(0, org.maxConcurrentCalls - calling);
-    const due: Array<{ contact_id: string; phone_number: string }> = await em.query(
-      `SELECT cc.contact_id, c.phone_number FROM campaign_contacts cc JOIN contacts c ON c.id = cc.contact_id
-        WHERE cc.campaign_id = $1 AND cc.state = 'pending' AND (cc.next_attempt_at IS NULL OR cc.next_attempt_at <= now())
-        ORDER BY cc.position LIMIT $2`,
+    const capacity = Math.max(0, limits.maxConcurrentCalls - calling);
+    const due: Array<{ contact_id: string }> = await em.query(
+      `SELECT contact_id FROM campaign_contacts
+        WHERE campaign_id = $1 AND state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+        ORDER BY position LIMIT $2`,
       [campaign.id, capacity],
     );
     const calls: QueuedCall[] = [];
-    const ours = await em.findOne(PhoneNumber, { where: { orgId: org.id, agentId: campaign.agentId } });
-    try {
-      for (const contact of due) {
-        const call = await queueCall(em, {
-          org,
-          agentId: campaign.agentId,
-          contactId: contact.contact_id,
-          campaignId: campaign.id,
-          direction: 'outbound',
-          phoneNumber: contact.phone_number,
-          ourNumber: ours?.phoneNumber ?? null,
-          simulate: campaign.simulate ?? DEFAULT_SIMULATION,
-        });
-        await em.query(
-          `UPDATE campaign_contacts SET state = 'calling', attempts = attempts + 1, last_call_id = $3, next_attempt_at = NULL
-            WHERE campaign_id = $1 AND contact_id = $2`,
-          [campaign.id, contact.contact_id, call.id],
-        );
-        calls.push(call);
+    for (const contact of due) {
+      const result = await placeOutboundCall(em, {
+        orgId: org.id,
+        agentId: campaign.agentId,
+        contactId: contact.contact_id,
+        campaignId: campaign.id,
+        simulate: campaign.simulate ?? DEFAULT_SIMULATION,
+      });
+      if (!result.placed) {
+        // The campaign's agent and contacts cannot be deleted while it exists: only money is missing.
+        if (result.funded) throw new Error(`campaign ${campaign.id} could not call contact ${contact.contact_id}: ${JSON.stringify(result)}`);
+        // Out of funds: the campaign pauses rather than failing contact after contact.
+        logger.warn({ campaignId }, 'campaign paused: the paying balance is not above zero');
+        await em.update(Campaign, { id: campaign.id }, { state: 'paused' });
+        return { calls, orgId: org.id, recheckMs: null };
       }
-    } catch (err) {
-      if (!(err instanceof InsufficientBalanceError)) throw err;
-      // Out of funds: the campaign pauses rather than failing contact after contact.
-      logger.warn({ campaignId }, 'campaign paused: the paying balance is not above zero');
-      await em.update(Campaign, { id: campaign.id }, { state: 'paused' });
-      return { calls, orgId: org.id, recheckMs: null };
+      await em.query(
+        `UPDATE campaign_contacts SET state = 'calling', attempts = attempts + 1, last_call_id = $3, next_attempt_at = NULL
+          WHERE campaign_id = $1 AND contact_id = $2`,
+        [campaign.id, contact.contact_id, result.call.id],
+      );
+      calls.push(result.call);
     }
 
     const [left] = await em.query(

@@ -4,6 +4,7 @@ import { insertApiKey } from '../auth/api-keys.service.js';
 import { CAPABILITIES, intersect, type Capability } from '../auth/capabilities.js';
 import { bumpAuthEpoch } from '../auth/credential-store.js';
 import { hashPassword } from '../auth/passwords.js';
+import { presentLimits } from '../calls/call-limits.js';
 import { appendLedger, balanceOf, type BalanceView } from '../billing/ledger.js';
 import { db, pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../lib/errors.js';
@@ -50,7 +51,7 @@ export function presentOrgForOperator(org: Organization) {
     reseller: org.isReseller,
     parent_id: org.parentId,
     tenant_limit: org.tenantLimit,
-    ceiling: { max_concurrent_calls: org.maxConcurrentCalls, max_calls_per_hour: org.maxCallsPerHour },
+    ceiling: presentLimits(org),
     rates: { per_minute: formatMoney(org.ratePerMinuteMicros), per_text: formatMoney(org.ratePerTextMicros) },
     balance: formatMoney(org.balanceMicros),
     currency: org.currency,

@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES } from '../calls/call.entity.js';
+import { TERMINAL_SQL } from '../calls/call.entity.js';
 import type { CallEngine } from '../calls/engine.js';
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
@@ -15,7 +15,7 @@ export async function applyTenantState(engine: CallEngine, tenantId: string): Pr
   if (!tenant?.disabled) return { paused: 0, ended: 0 };
   const [, paused] = await db.query(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [tenantId]);
   const open: Array<{ id: string }> = await db.query(
-    `SELECT id FROM calls WHERE org_id = $1 AND status NOT IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`,
+    `SELECT id FROM calls WHERE org_id = $1 AND status NOT IN ${TERMINAL_SQL}`,
     [tenantId],
   );
   const ended = await engine.end(
@@ -32,7 +32,7 @@ export async function tenantsNeedingEffects(): Promise<string[]> {
     `SELECT o.id FROM organizations o
       WHERE o.disabled AND o.parent_id IS NOT NULL
         AND (EXISTS (SELECT 1 FROM campaigns k WHERE k.org_id = o.id AND k.state = 'running')
-          OR EXISTS (SELECT 1 FROM calls c WHERE c.org_id = o.id AND c.status NOT IN (${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})))`,
+          OR EXISTS (SELECT 1 FROM calls c WHERE c.org_id = o.id AND c.status NOT IN ${TERMINAL_SQL}))`,
   );
   return rows.map((r) => r.id);
 }

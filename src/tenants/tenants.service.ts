@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { EntityManager } from 'typeorm';
 import { Agent } from '../agents/agent.entity.js';
 import { isActingInTenant, type Actor } from '../auth/actor.js';
+import { orgWithLimits, presentLimits } from '../calls/call-limits.js';
 import { bumpAuthEpoch } from '../auth/credential-store.js';
 import { Location } from '../booking/location.entity.js';
 import { Service } from '../booking/service.entity.js';
@@ -146,18 +147,11 @@ export class TenantsService {
     return this.get(actor, id);
   }
 
+  /** The tenant's limits in force (those the engine and its campaigns apply) and its reseller's ceiling. */
   async limits(actor: Actor, id: string) {
     await findOwnTenant(actor, id);
-    const [row] = await db.query(
-      `SELECT t.max_concurrent_calls, t.max_calls_per_hour, r.max_concurrent_calls AS ceiling_concurrent, r.max_calls_per_hour AS ceiling_hourly
-         FROM organizations t JOIN organizations r ON r.id = t.parent_id WHERE t.id = $1`,
-      [id],
-    );
-    return {
-      max_concurrent_calls: row.max_concurrent_calls,
-      max_calls_per_hour: row.max_calls_per_hour,
-      ceiling: { max_concurrent_calls: row.ceiling_concurrent, max_calls_per_hour: row.ceiling_hourly },
-    };
+    const { org: tenant, limits } = (await orgWithLimits(db.manager, id))!;
+    return { ...presentLimits(limits), ceiling: presentLimits(tenant.parent!) };
   }
 
   /** Sets a tenant's outbound limits; a value above the reseller's ceiling is 422 `above_reseller_limit`. */

@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
+import { TERMINAL_STATUSES } from '../../src/calls/call.entity.js';
 import { db } from '../../src/lib/db.js';
-import { app, bearer, createOrg, type TestOrg } from './api.js';
+import { app, bearer, createOrg, expectStatus, type Caller, type TestOrg } from './api.js';
 import { startProcess } from './processes.js';
 
 /** Starts a real `calls` worker process; resolves once it is consuming jobs. */
@@ -58,7 +59,7 @@ export async function placeCall(org: VoiceOrg, simulate: Record<string, unknown>
   return res.body;
 }
 
-const TERMINAL = ['completed', 'no_answer', 'busy', 'failed', 'canceled'];
+const TERMINAL: readonly string[] = TERMINAL_STATUSES;
 
 /** Polls until every call is in a terminal status; returns them as the API shows them. */
 export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_000, headers: Record<string, string> = {}): Promise<any[]> {
@@ -76,6 +77,41 @@ export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_0
 /** The outbox rows of a call, in sequence order. */
 export async function eventsOf(callId: string): Promise<Array<{ sequence: number; event: string; occurred_at: Date; payload: any }>> {
   return db.query('SELECT sequence, event, occurred_at, payload FROM call_events WHERE call_id = $1 ORDER BY sequence', [callId]);
+}
+
+/**
+ * Each call's span from its event `from` to its event `to` (their `occurred_at`), for calls
+ * that went queued → ringing → in progress → completed.
+ */
+export async function spans(callIds: string[], from: string, to: string): Promise<Array<[number, number]>> {
+  return Promise.all(
+    callIds.map(async (id) => {
+      const events = await eventsOf(id);
+      expect(events.map((e) => `${e.sequence}:${e.event}`), id).to.deep.equal(['1:call.queued', '2:call.ringing', '3:call.in_progress', '4:call.completed']);
+      const at = (event: string) => events.find((e) => e.event === event)!.occurred_at.getTime();
+      return [at(from), at(to)] as [number, number];
+    }),
+  );
+}
+
+/** The most spans open at one instant (one ending when another starts counts once). */
+export function maxOverlap(spans: Array<[number, number]>): number {
+  const edges = spans.flatMap(([from, to]) => [[from, 1], [to, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let most = 0;
+  for (const [, delta] of edges) most = Math.max(most, (open += delta));
+  return most;
+}
+
+/** Polls a campaign through the API until it is in `state`; returns it. */
+export async function waitForCampaignState(caller: Caller, id: string, state: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const campaign = expectStatus(await caller.get(`/v1/campaigns/${id}`), 200).body;
+    if (campaign.state === state) return campaign;
+    if (Date.now() > deadline) throw new Error(`campaign still ${campaign.state}: ${JSON.stringify(campaign.contacts)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function balanceOf(org: TestOrg): Promise<string> {

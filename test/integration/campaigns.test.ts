@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { db } from '../../src/lib/db.js';
-import { app, bearer, expectError } from '../helpers/api.js';
-import { voiceOrg, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
+import { app, asCaller, bearer, expectError } from '../helpers/api.js';
+import { voiceOrg, waitForCampaignState, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
 
 async function createCampaign(org: VoiceOrg, fields: Record<string, unknown> = {}) {
   return request(await app())
@@ -15,15 +15,7 @@ async function setState(org: VoiceOrg, id: string, state: string) {
   return request(await app()).patch(`/v1/campaigns/${id}`).set('Authorization', bearer(org.key)).send({ state });
 }
 
-async function waitForState(org: VoiceOrg, id: string, state: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await request(await app()).get(`/v1/campaigns/${id}`).set('Authorization', bearer(org.key)).expect(200);
-    if (res.body.state === state) return res.body;
-    if (Date.now() > deadline) throw new Error(`campaign still ${res.body.state}: ${JSON.stringify(res.body.contacts)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForState = (org: VoiceOrg, id: string, state: string) => waitForCampaignState(asCaller(org.key), id, state);
 
 const callsOf = (campaignId: string) =>
   db.query(`SELECT contact_id, status FROM calls WHERE campaign_id = $1 ORDER BY created_at`, [campaignId]) as Promise<Array<{ contact_id: string; status: string }>>;
@@ -61,6 +53,15 @@ describe('campaigns', function () {
     const calls = await callsOf(created.body.id);
     expect(calls).to.have.lengthOf(6); // 1 + 2 retries for each of 2 contacts
     expect(calls.every((c) => c.status === 'no_answer')).to.equal(true);
+  });
+
+  it('pauses, placing no call, when the paying balance is not above zero', async () => {
+    const org = await voiceOrg({ contacts: 2, fields: { balance: '0' } });
+    const created = await createCampaign(org);
+    expect((await setState(org, created.body.id, 'running')).body.state).to.equal('running');
+    const paused = await waitForState(org, created.body.id, 'paused');
+    expect(paused.contacts).to.deep.equal({ total: 2, pending: 2, calling: 0, done: 0 });
+    expect(await callsOf(created.body.id)).to.deep.equal([]);
   });
 
   it('places no call outside its calling hours', async () => {

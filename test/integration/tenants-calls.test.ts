@@ -36,6 +36,16 @@ describe('calls inside tenants', function () {
     expect(entry).to.deep.equal({ org_id: owner.id, subject_org_id: done.org_id, amount_micros: '-300000' });
   });
 
+  it('an inbound call to the tenant’s number is charged to the reseller too', async () => {
+    const owner = await reseller({ balance: '10.000000', rates: { per_minute: '0.600000', per_text: '0.050000' } });
+    const { inside, agent, wait } = await tenantWithContact(owner);
+    const number = expectStatus(await inside.post('/v1/phone-numbers', { agent_id: agent.id }), 201).body.phone_number;
+    const inbound = await request(await app()).post('/admin/v1/simulator/inbound-calls').set('Authorization', operator()).send({ to: number, from: uniquePhone(), simulate: { duration_seconds: 30 } });
+    const [done] = await wait([expectStatus(inbound, 201).body.call.id]);
+    expect(done).to.include({ direction: 'inbound', status: 'completed', charge: '0.300000', currency: 'USD' });
+    expect(await resellerBalance(owner)).to.equal('9.700000');
+  });
+
   it('is refused with 402 when the reseller’s balance is not above zero', async () => {
     const owner = await reseller({ balance: '0' });
     const { inside, agent, contact } = await tenantWithContact(owner);

@@ -175,11 +175,18 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
       expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body.max_concurrent_calls).to.equal(2);
     });
 
-    it('a reseller lowering its ceiling is seen in the tenant’s ceiling', async () => {
+    it('a reseller lowering its ceiling is seen in the tenant’s ceiling and caps the limits in force; raised again, the tenant’s own apply', async () => {
       const owner = await reseller({ ceiling: { max_concurrent_calls: 5, max_calls_per_hour: 100 } });
       const tenant = await createTenant(owner);
-      await request(await app()).patch(`/admin/v1/orgs/${owner.id}`).set('Authorization', operator()).send({ ceiling: { max_concurrent_calls: 3 } }).expect(200);
-      expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body.ceiling.max_concurrent_calls).to.equal(3);
+      const setCeiling = async (ceiling: object) => request(await app()).patch(`/admin/v1/orgs/${owner.id}`).set('Authorization', operator()).send({ ceiling }).expect(200);
+      await setCeiling({ max_concurrent_calls: 3 });
+      expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body).to.deep.equal({
+        max_concurrent_calls: 3,
+        max_calls_per_hour: 100,
+        ceiling: { max_concurrent_calls: 3, max_calls_per_hour: 100 },
+      });
+      await setCeiling({ max_concurrent_calls: 8 });
+      expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body).to.deep.include({ max_concurrent_calls: 5 });
     });
   });
 });
