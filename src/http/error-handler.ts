@@ -3,21 +3,25 @@ import { AppError, InvalidRequestError, PayloadTooLargeError, RateLimitedError }
 import { logger } from '../lib/logger.js';
 import { requestPath } from './request-log.js';
 
-/** Errors raised by express.json(), by their `type`. */
-function fromBodyParser(err: { type?: string; message?: string }): AppError | null {
-  switch (err.type) {
-    case 'entity.too.large':
-      return new PayloadTooLargeError('1 MB');
-    case 'entity.parse.failed':
-      return new InvalidRequestError('The request body is not valid JSON.', [{ path: 'body', message: 'malformed JSON' }]);
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return new InvalidRequestError(err.message ?? 'The request body could not be read.', [{ path: 'body', message: err.message ?? 'unreadable' }]);
-    default:
-      return null;
-  }
+interface HttpError {
+  type?: string;
+  message?: string;
+  status?: number;
+  expose?: boolean;
+}
+
+/**
+ * Errors raised by express.json() while reading a body. Besides its typed ones, it raises
+ * the errors of the streams it reads through (a `Content-Encoding: gzip` body that does not
+ * inflate) as client errors: `expose`d, status 4xx, no `type`. Every one of them is the
+ * client's body that could not be read.
+ */
+function fromBodyParser(err: HttpError): AppError | null {
+  if (err.type === 'entity.too.large') return new PayloadTooLargeError('1 MB');
+  if (err.type === 'entity.parse.failed') return new InvalidRequestError('The request body is not valid JSON.', [{ path: 'body', message: 'malformed JSON' }]);
+  if (err.expose !== true || typeof err.status !== 'number' || err.status < 400 || err.status > 499) return null;
+  const reason = err.message || 'unreadable';
+  return new InvalidRequestError(`The request body could not be read: ${reason}.`, [{ path: 'body', message: reason }]);
 }
 
 /** Client errors raised by Express itself, such as a path with broken percent-encoding (URIError, status 400). */

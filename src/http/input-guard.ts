@@ -10,6 +10,16 @@ export const MAX_JSON_DEPTH = 32;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/**
+ * Why a key cannot be taken: what text cannot hold, and `__proto__`, which JSON.parse keeps as
+ * an own key but which every plain object reader in JavaScript (spread, joi, assignment)
+ * treats as the prototype: it is never data, and sometimes an attack (prototype pollution).
+ */
+function keyProblem(key: string): string | null {
+  if (key === '__proto__') return 'must not be "__proto__"';
+  return textProblem(key);
+}
+
 /** Why a string cannot be stored: Postgres text and jsonb refuse U+0000 and unpaired UTF-16 surrogates. */
 function textProblem(text: string): string | null {
   if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
@@ -36,7 +46,7 @@ export function unreadableInput(input: unknown, root: 'body' | 'query'): { path:
       if (depth >= MAX_JSON_DEPTH) return { path, message: `"${path}" nests deeper than ${MAX_JSON_DEPTH} levels` };
       for (const [key, item] of Object.entries(value)) {
         const itemPath = `${path}.${printable(key)}`;
-        const problem = textProblem(key);
+        const problem = keyProblem(key);
         if (problem) return { path: itemPath, message: `the name of "${itemPath}" ${problem}` };
         if (typeof item === 'string' || (item !== null && typeof item === 'object')) stack.push({ value: item, path: itemPath, depth: depth + 1 });
       }

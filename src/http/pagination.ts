@@ -1,3 +1,4 @@
+import { ID_PATTERN } from '../lib/ids.js';
 import Joi from 'joi';
 import type { EntityManager } from 'typeorm';
 import { InvalidRequestError } from '../lib/errors.js';
@@ -35,7 +36,7 @@ function decodeCursor(cursor: string): [Date, string] {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     // Only what encodeCursor makes: an ISO timestamp that round-trips, and an id.
     const createdAt = new Date(at);
-    if (typeof at !== 'string' || typeof id !== 'string' || id.length > 64) throw new Error('bad cursor');
+    if (typeof at !== 'string' || typeof id !== 'string' || !ID_PATTERN.test(id)) throw new Error('bad cursor');
     if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) throw new Error('bad cursor');
     return [createdAt, id];
   } catch {

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { NotFoundError } from '../lib/errors.js';
+import { ID_PATTERN } from '../lib/ids.js';
 import { formatMoney, MAX_RATE_MICROS, parseMoney, type Micros } from '../lib/money.js';
 
 /**
@@ -50,13 +51,10 @@ export const e164 = () =>
     .pattern(/^\+[1-9]\d{6,14}$/)
     .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });
 
-/** What an id can look like (CONTRACT.md §2 "Ids"): a type prefix, `_`, letters and digits; at most 40 characters. */
-const ID = /^[A-Za-z0-9_-]{1,40}$/;
-
 /**
  * The path parameter `name` holding the id of a `resource` (snake_case). A value that no id
- * can have (too long, NUL, anything outside ID) names no such resource: 404
+ * can have (too long, NUL, anything outside ID_PATTERN) names no such resource: 404
  * `<resource>_not_found`, as for an id that does not exist.
  */
 export const idParams = (resource: string, name = 'id') =>
-  Joi.object({ [name]: Joi.string().pattern(ID).required().error(() => new NotFoundError(resource)) });
+  Joi.object({ [name]: Joi.string().pattern(ID_PATTERN).required().error(() => new NotFoundError(resource)) });
