@@ -2,6 +2,17 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 import { TIMESTAMP } from '../lib/columns.js';
 
 /**
+ * The fields of every event body (SPEC.md §6.1), exactly the keys the database function
+ * `call_event_payload()` (VoiceOrganization migration) builds; test/integration/calls.test.ts
+ * holds the two to each other. Webhook endpoints rename these with `field_aliases`.
+ */
+export const CALL_EVENT_FIELDS = [
+  'event', 'call_id', 'org_id', 'status', 'sequence', 'occurred_at', 'phone_number', 'direction', 'outcome',
+  'end_reason', 'duration_seconds', 'started_at', 'ended_at', 'agent_id', 'contact_id', 'campaign_id',
+] as const;
+export type CallEventField = (typeof CALL_EVENT_FIELDS)[number];
+
+/**
  * The outbox of call lifecycle events: written in the same transaction as the status change
  * that caused it, with every field of SPEC.md §6.1 in `payload`; the webhook relay delivers
  * from here.
@@ -26,7 +37,7 @@ export class CallEvent {
   event!: string;
 
   @Column({ type: 'jsonb' })
-  payload!: Record<string, string | number | null>;
+  payload!: Record<CallEventField, string | number | null>;
 
   @Column({ name: 'occurred_at', ...TIMESTAMP })
   occurredAt!: Date;

@@ -31,9 +31,10 @@ function textProblem(text: string): string | null {
 const printable = (key: string) => key.replace(/[\u0000\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /**
- * The first part of a parsed request input that no route can take, as an error detail, or
- * null. Walks with an explicit stack, so a body nested a million levels deep is inspected
- * (and refused) without recursion.
+ * The first part of a parsed request input that no route can take, as an error detail named
+ * as `validate` names them (`metadata.a.b`; `body` or `query` for the whole), or null. Walks
+ * with an explicit stack, so a body nested a million levels deep is inspected (and refused)
+ * without recursion.
  */
 export function unreadableInput(input: unknown, root: 'body' | 'query'): { path: string; message: string } | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: input, path: root, depth: 0 }];
@@ -45,7 +46,7 @@ export function unreadableInput(input: unknown, root: 'body' | 'query'): { path:
     } else if (value !== null && typeof value === 'object') {
       if (depth >= MAX_JSON_DEPTH) return { path, message: `"${path}" nests deeper than ${MAX_JSON_DEPTH} levels` };
       for (const [key, item] of Object.entries(value)) {
-        const itemPath = `${path}.${printable(key)}`;
+        const itemPath = depth === 0 ? printable(key) : `${path}.${printable(key)}`;
         const problem = keyProblem(key);
         if (problem) return { path: itemPath, message: `the name of "${itemPath}" ${problem}` };
         if (typeof item === 'string' || (item !== null && typeof item === 'object')) stack.push({ value: item, path: itemPath, depth: depth + 1 });

@@ -95,9 +95,12 @@ export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C ex
     await this.deleteRow(db.manager, actor.org.id, id);
   }
 
-  /** The organization's row with this id; 404 `<resource>_not_found` when it has none. */
-  async findRow(em: EntityManager, orgId: string, id: string): Promise<R> {
-    const [row] = await em.query(`SELECT ${this.spec.columns} FROM ${this.spec.table} WHERE id = $1 AND org_id = $2`, [id, orgId]);
+  /**
+   * The organization's row with this id; 404 `<resource>_not_found` when it has none. `lock`
+   * holds it (FOR UPDATE) until `em`'s transaction ends, for a write that depends on it.
+   */
+  async findRow(em: EntityManager, orgId: string, id: string, lock = false): Promise<R> {
+    const [row] = await em.query(`SELECT ${this.spec.columns} FROM ${this.spec.table} WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, orgId]);
     if (!row) throw this.notFound();
     return row;
   }

@@ -2,6 +2,8 @@ import Joi from 'joi';
 import type { Outcome } from '../calls/call.entity.js';
 import { OUTCOMES } from '../calls/calls.schemas.js';
 import { pageQuery, type PageParams } from '../http/pagination.js';
+import { InvalidRequestError } from '../lib/errors.js';
+import { customizationProblem, type CustomizationProblem } from './payload.js';
 import { STANDARD_WEBHOOKS_SECRET_PREFIX, standardWebhookKey } from './verify.js';
 
 /** SPEC.md §8: `field_aliases`, `extra_payload` and `custom_headers` hold at most 20 entries each. */
@@ -11,8 +13,6 @@ export const MIN_SECRET_LENGTH = 8;
 export const MAX_SECRET_LENGTH = 512;
 export const MAX_HEADER_NAME_LENGTH = 256;
 export const MAX_HEADER_VALUE_LENGTH = 1024;
-/** A payload field name, original or alias. */
-export const MAX_FIELD_NAME_LENGTH = 200;
 /** `extra_payload` as JSON: it is added to every delivery, so it stays small. */
 export const MAX_EXTRA_PAYLOAD_BYTES = 16 * 1024;
 
@@ -112,9 +112,6 @@ const errorAt = (helpers: Helpers, code: string, key: string, local: Record<stri
 const noNul = /^[^\u0000]*$/;
 const noNulMessage = { 'string.pattern.base': '{{#label}} must not contain the NUL character' };
 
-/** A payload field name, as a key of `field_aliases` or as the alias it gets: never empty. */
-const fieldName = Joi.string().min(1).max(MAX_FIELD_NAME_LENGTH).pattern(noNul).messages(noNulMessage);
-
 const fields = {
   name: Joi.string().trim().min(1).max(200).pattern(noNul).messages(noNulMessage),
   url: Joi.string()
@@ -133,22 +130,13 @@ const fields = {
   outcomes: Joi.array()
     .items(Joi.string().valid(...OUTCOMES))
     .unique(),
-  /** payload field → the name it is delivered under; no two fields may get one name. */
-  field_aliases: Joi.object()
-    .pattern(fieldName, fieldName)
-    .max(MAX_MAP_ENTRIES)
-    .custom((aliases: Record<string, string>, helpers) => {
-      const seen = new Set<string>();
-      for (const [field, alias] of Object.entries(aliases)) {
-        if (seen.has(alias)) return errorAt(helpers, 'aliases.duplicate', field, { alias });
-        seen.add(alias);
-      }
-      return aliases;
-    })
-    .messages({
-      'object.unknown': '{{#label}} must be renamed from a payload field name of 1 to 200 characters',
-      'aliases.duplicate': '{{#label}} renames to "{{#alias}}", which another field is already renamed to',
-    }),
+  /**
+   * Event field → the name it is delivered under; the names are checked by
+   * `customizationProblem`. No `.pattern()`: joi copies a patterned object with
+   * Object.assign, which turns an own `__proto__` key into the copy's prototype, so the key
+   * would vanish instead of being refused.
+   */
+  field_aliases: Joi.object().unknown(true).max(MAX_MAP_ENTRIES),
   extra_payload: Joi.object()
     .unknown(true)
     .max(MAX_MAP_ENTRIES)
@@ -200,18 +188,41 @@ export interface WebhookEndpointInput {
 
 export type WebhookEndpointChanges = Partial<WebhookEndpointInput> & { disabled?: boolean };
 
-/** `POST /v1/webhook-endpoints` (SPEC.md §2.5, CONTRACT.md "Webhook endpoint"). */
+/** How a refused customization reads in `details`, the way `validate` words joi's problems. */
+const customizationDetail = ({ path, message }: CustomizationProblem) => ({ path: path.join('.'), message: `"${path.join('.')}" ${message}` });
+
+/**
+ * 400 unless an endpoint with these maps is delivered exactly as they say (`customizationProblem`).
+ * Update calls it with the stored maps merged with the changed ones.
+ */
+export function assertCustomization(aliases: Record<string, unknown>, extra: Record<string, unknown>): void {
+  const problem = customizationProblem(aliases, extra);
+  if (!problem) return;
+  const detail = customizationDetail(problem);
+  throw new InvalidRequestError(`Invalid body: ${detail.message}`, [detail]);
+}
+
+/**
+ * `POST /v1/webhook-endpoints` (SPEC.md §2.5, CONTRACT.md "Webhook endpoint"). Joi runs the
+ * check of the maps together only once each field is valid on its own.
+ */
 export const createWebhookEndpointSchema = Joi.object({
   ...fields,
   name: fields.name.required(),
   url: fields.url.required(),
   secret: fields.secret.required(),
   outcomes: fields.outcomes.required(),
-});
+})
+  .custom((input: WebhookEndpointInput, helpers) => {
+    const problem = customizationProblem(input.field_aliases ?? {}, input.extra_payload ?? {});
+    return problem ? helpers.error('customization.invalid', { problem: problem.message }, { ...helpers.state, path: problem.path }) : input;
+  })
+  .messages({ 'customization.invalid': '{{#label}} {{#problem}}' });
 
 /**
  * `PATCH /v1/webhook-endpoints/{id}`: any field, at least one. A new `secret` rotates it;
- * `disabled: false` re-enables an endpoint switched off after failing; maps replace the stored ones.
+ * `disabled: false` re-enables an endpoint switched off after failing; maps replace the stored
+ * ones, and the service checks them against the stored maps (`assertCustomization`).
  */
 export const updateWebhookEndpointSchema = Joi.object({ ...fields, disabled: Joi.boolean().strict() }).min(1);
 

@@ -1,9 +1,10 @@
 import type { Actor } from '../auth/actor.js';
 import type { Page } from '../http/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
+import { db } from '../lib/db.js';
 import { OrgResourceTable } from '../orgs/org-resource-table.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
-import type { WebhookEndpointChanges, WebhookEndpointInput, WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
+import { assertCustomization, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
 
 /** CONTRACT.md "Webhook endpoint": never the secret, only `has_secret`. */
 export interface WebhookEndpointView {
@@ -83,8 +84,21 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
     return this.table.read(actor, id);
   }
 
+  /**
+   * A change of `field_aliases` or `extra_payload` is checked against the maps the endpoint
+   * will have: the changed ones with the stored others (a new `extra_payload` can collide
+   * with stored aliases). The row is read FOR UPDATE in the writing transaction, so two
+   * concurrent changes, each fine against what it read, cannot together store a collision.
+   * Other changes leave the maps alone and do not check them.
+   */
   update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
-    return this.table.update(actor, id, changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes);
+    const update = changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes;
+    if (changes.field_aliases === undefined && changes.extra_payload === undefined) return this.table.update(actor, id, update);
+    return db.transaction(async (em) => {
+      const stored = await this.table.findRow(em, actor.org.id, id, true);
+      assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
+      return presentWebhookEndpoint(await this.table.updateRow(em, actor.org.id, id, update));
+    });
   }
 
   remove(actor: Actor, id: string): Promise<void> {

@@ -1,13 +1,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
+import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
 import { db } from '../../src/lib/db.js';
 import { app, bearer, expectError, operator } from '../helpers/api.js';
 import { balanceOf, eventsOf, placeCall, uniquePhone, voiceOrg, waitForCalls, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
-
-const PAYLOAD_FIELDS = [
-  'event', 'call_id', 'org_id', 'status', 'sequence', 'occurred_at', 'phone_number', 'direction', 'outcome',
-  'end_reason', 'duration_seconds', 'started_at', 'ended_at', 'agent_id', 'contact_id', 'campaign_id',
-];
 
 describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
   this.timeout(60_000);
@@ -35,7 +31,7 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
       expect(events.map((e) => e.sequence)).to.deep.equal([1, 2, 3, 4]);
       expect(events.map((e) => e.payload.status)).to.deep.equal(['queued', 'ringing', 'in_progress', 'completed']);
       for (const e of events) {
-        expect(e.payload).to.have.all.keys(PAYLOAD_FIELDS);
+        expect(e.payload).to.have.all.keys(CALL_EVENT_FIELDS);
         expect(e.payload.occurred_at).to.equal(e.occurred_at.toISOString());
         expect(e.payload.sequence).to.equal(e.sequence);
       }

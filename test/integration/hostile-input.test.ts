@@ -266,7 +266,7 @@ function bodyWith(body: Record<string, unknown> = {}, path: string[], rawJson: s
   let at = copy;
   for (const key of path.slice(0, -1)) at = at[key] = typeof at[key] === 'object' && at[key] !== null ? at[key] : {};
   at[path[path.length - 1]] = JSON.parse(MARK);
-  return JSON.stringify(copy).replace(MARK, rawJson);
+  return JSON.stringify(copy).replace(MARK, () => rawJson);
 }
 
 const fillPath = (path: string, params: Record<string, string>) => path.replace(/:(\w+)/g, (_, name) => encodeURIComponent(params[name]));
@@ -308,8 +308,11 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
 
   const writes = async () => Number((await db.query('SELECT n FROM test_writes'))[0].n);
 
-  /** Sends one request; asserts no 5xx, a well-formed error, and no write when refused. Returns the status. */
-  async function probe(route: RouteDoc, what: string, send: () => request.Test): Promise<number> {
+  /**
+   * Sends one request; asserts no 5xx, a well-formed error, no write when refused, and that a
+   * 400 `invalid_request` names `field` (when given) among its details. Returns the status.
+   */
+  async function probe(route: RouteDoc, what: string, send: () => request.Test, field?: string): Promise<number> {
     const before = await writes();
     const res = await send();
     const label = `${route.method.toUpperCase()} ${route.path} with ${what}`;
@@ -319,7 +322,11 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
       if (res.type === 'application/json') {
         expect(res.body.error?.code, `${label}: error code`).to.be.a('string');
         expect(res.text, label).to.not.match(/Maximum call stack|\n\s+at |QueryFailedError|syntax error/);
-        if (res.body.error.code === 'invalid_request') expect(res.body.error.details, `${label}: details`).to.be.an('array').that.is.not.empty;
+        if (res.body.error.code === 'invalid_request') {
+          const paths: string[] = res.body.error.details.map((d: { path: string }) => d.path);
+          expect(paths, `${label}: details`).to.not.be.empty;
+          if (field) expect(paths.some((p) => p === field || p.startsWith(`${field}.`)), `${label}: details name ${field}: ${paths}`).to.equal(true);
+        }
       }
     }
     return res.status;
@@ -385,10 +392,10 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
       for (const path of fieldPaths(route.body)) {
         const name = path.join('.');
         for (const value of HOSTILE_JSON) {
-          await probe(route, `${name}=${value.slice(0, 40)}`, () => send(route, validRequests(world)[`${route.method.toUpperCase()} ${route.path}`], { body: bodyWith(valid.body, path, value) }));
+          await probe(route, `${name}=${value.slice(0, 40)}`, () => send(route, validRequests(world)[`${route.method.toUpperCase()} ${route.path}`], { body: bodyWith(valid.body, path, value) }), name);
         }
         await fc.assert(
-          fc.asyncProperty(randomJson, async (value) => void (await probe(route, `${name}=${value}`, () => send(route, valid, { body: bodyWith(valid.body, path, value) })))),
+          fc.asyncProperty(randomJson, async (value) => void (await probe(route, `${name}=${value}`, () => send(route, valid, { body: bodyWith(valid.body, path, value) }), name))),
           { numRuns: 5 },
         );
       }

@@ -1,7 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
+import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
 import { db } from '../../src/lib/db.js';
+import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 import { asCaller, expectError, expectStatus } from '../helpers/api.js';
 import { startProcess } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -100,6 +102,22 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
       expect(r.headers['x-team']).to.equal('blue');
       expect(r.headers['content-type']).to.equal('application/json');
       expect(r.headers['x-ringlane-signature']).to.equal(`sha256=${createHmac('sha256', SECRET).update(r.raw).digest('hex')}`);
+    }
+  });
+
+  it('delivers a swap of two fields and static keys named like Object.prototype members exactly as configured, signed', async () => {
+    const hooks = await receiver();
+    const org = await voiceOrg();
+    const extra = { constructor: 1, toString: 'x', valueOf: true };
+    await endpoint(org, hooks.url, { field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: extra });
+    const call = await placeCall(org, { answer: 'busy' });
+    await hooks.until((all) => all.length >= 2);
+    expect(hooks.received.map((r) => r.body.call_id).sort()).to.deep.equal(['call.completed', 'call.queued']);
+    for (const r of hooks.received) {
+      expect(r.body).to.have.all.keys(...CALL_EVENT_FIELDS, ...Object.keys(extra));
+      expect(r.body).to.deep.include({ ...extra, event: call.id, org_id: org.id });
+      expect(verifyRinglaneSignature(r.raw, r.headers['x-ringlane-signature'] as string, SECRET)).to.equal(true);
+      expect(verifyStandardWebhook(r.raw, r.headers, SECRET)).to.equal(true);
     }
   });
 

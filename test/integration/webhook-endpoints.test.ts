@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
 import { db } from '../../src/lib/db.js';
+import { customizationProblem } from '../../src/webhooks/payload.js';
 import { asCaller, createOrg, expectError, expectStatus, keyWith, walkList, type Caller, type TestOrg } from '../helpers/api.js';
 import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
@@ -18,7 +20,7 @@ const endpointBody = (fields: Record<string, unknown> = {}) => {
 const storedSecret = async (id: string): Promise<string | undefined> =>
   (await db.query('SELECT secret FROM webhook_endpoints WHERE id = $1', [id]))[0]?.secret;
 
-/** A map of `n` entries whose keys are valid header names and payload fields. */
+/** A map of `n` entries whose keys are valid header names and `extra_payload` keys. */
 const entries = (n: number, value: (i: number) => unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-Field-${i}`, value(i)]));
 
 describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint")', () => {
@@ -270,9 +272,10 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
   });
 
   describe('limits of 20 entries (SPEC.md §8)', () => {
-    it('accepts exactly 20 entries in each map, on create and on update', async () => {
+    it('accepts exactly 20 entries in each map (every event field in field_aliases), on create and on update', async () => {
       const twenty = {
-        field_aliases: entries(20, (i) => `alias_${i}`),
+        // field_aliases can only have one entry per event field, fewer than 20.
+        field_aliases: Object.fromEntries(CALL_EVENT_FIELDS.map((field) => [field, `${field}_renamed`])),
         extra_payload: entries(20, (i) => ({ i })),
         custom_headers: entries(20, (i) => `value ${i}`),
       };
@@ -286,6 +289,108 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.post(PATH, endpointBody({ extra_payload: entries(21, (i) => i) })), 'extra_payload');
       expectInvalid(await owner.post(PATH, endpointBody({ custom_headers: entries(21, String) })), 'custom_headers');
     });
+  });
+
+  describe('field_aliases and extra_payload: the body delivered is exactly the one configured', () => {
+    /** How many endpoints of the organization are called `name`. */
+    const stored = async (name: string) => (await db.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1 AND name = $2', [org.id, name]))[0].n;
+    /** Bodies as express parses them: "__proto__" an own key, as sent. */
+    const parsed = (json: string) => JSON.parse(json) as Record<string, unknown>;
+
+    const refused: Array<[string, Record<string, unknown>, string]> = [
+      ['an alias of a name that is not an event field', { field_aliases: { callid: 'id' } }, 'field_aliases.callid'],
+      ['an alias of __proto__', { field_aliases: parsed('{"__proto__": "id"}') }, 'field_aliases.__proto__'],
+      ['an alias of constructor', { field_aliases: { constructor: 'id' } }, 'field_aliases.constructor'],
+      ['a field renamed onto another field', { field_aliases: { call_id: 'event' } }, 'field_aliases.call_id'],
+      ['a field renamed onto another field, whatever the order', { field_aliases: { event: 'kind', status: 'call_id' } }, 'field_aliases.status'],
+      ['two fields renamed to one name', { field_aliases: { call_id: 'id', event: 'id' } }, 'field_aliases.event'],
+      ['a field renamed to __proto__', { field_aliases: { call_id: '__proto__' } }, 'field_aliases.call_id'],
+      ['a field renamed to constructor', { field_aliases: { call_id: 'constructor' } }, 'field_aliases.call_id'],
+      ['a field renamed to prototype', { field_aliases: { status: 'prototype' } }, 'field_aliases.status'],
+      ['an empty alias', { field_aliases: { call_id: '' } }, 'field_aliases.call_id'],
+      ['an alias that is not a string', { field_aliases: { call_id: 5 } }, 'field_aliases.call_id'],
+      ['a static __proto__ key', { extra_payload: parsed('{"__proto__": {"polluted": true}}') }, 'extra_payload.__proto__'],
+      ['a static key named like a field', { extra_payload: { source: 'crm', status: 'x' } }, 'extra_payload.status'],
+      ['a static key named like an alias', { field_aliases: { call_id: 'id' }, extra_payload: { id: 1 } }, 'extra_payload.id'],
+      ['a static key named like a swapped field', { field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { event: 1 } }, 'extra_payload.event'],
+    ];
+    for (const [what, fields, path] of refused) {
+      it(`refuses on create ${what}, and stores nothing`, async () => {
+        const body = endpointBody(fields);
+        expectInvalid(await owner.post(PATH, body), path);
+        expect(await stored(body.name)).to.equal(0);
+      });
+    }
+
+    it('names the event fields when an alias renames something else', async () => {
+      const error = expectInvalid(await owner.post(PATH, endpointBody({ field_aliases: { callid: 'id' } })), 'field_aliases.callid');
+      for (const field of CALL_EVENT_FIELDS) expect(error.details[0].message).to.include(field);
+    });
+
+    it('accepts a swap, an alias onto a field renamed away, and static keys named like Object.prototype members, and shows them as stored', async () => {
+      const custom = {
+        field_aliases: { call_id: 'event', event: 'call_id', status: 'state', outcome: 'status' },
+        extra_payload: { constructor: 1, toString: 'x', valueOf: true, hasOwnProperty: null, outcome: 'static' },
+      };
+      const { endpoint } = await create(custom);
+      expect(endpoint).to.deep.include(custom);
+      expect(expectStatus(await owner.get(`${PATH}/${endpoint.id}`), 200).body).to.deep.include(custom);
+      const [row] = await db.query('SELECT field_aliases, extra_payload FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      expect(row).to.deep.equal(custom);
+    });
+
+    it('on update, checks the maps the endpoint will have: the changed ones with the stored others', async () => {
+      const { endpoint } = await create({ field_aliases: { call_id: 'id' }, extra_payload: { source: 'crm' } });
+      const one = `${PATH}/${endpoint.id}`;
+      // Each collides only with what is stored; a collision with a static key names the key.
+      expectInvalid(await owner.patch(one, { extra_payload: { id: 1 } }), 'extra_payload.id');
+      expectInvalid(await owner.patch(one, { field_aliases: { event: 'source' } }), 'extra_payload.source');
+      expectInvalid(await owner.patch(one, { name: 'Not stored either', extra_payload: { id: 1 } }), 'extra_payload.id');
+      expectInvalid(await owner.patch(one, { field_aliases: { call_id: 'event' } }), 'field_aliases.call_id');
+      expectInvalid(await owner.patch(one, { extra_payload: parsed('{"__proto__": 1}') }), 'extra_payload.__proto__');
+      expect(expectStatus(await owner.get(one), 200).body).to.deep.equal(endpoint);
+
+      // Replacing both maps at once is judged on the new pair only.
+      const swapped = { field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { id: 1, constructor: 'c' } };
+      expect(expectStatus(await owner.patch(one, swapped), 200).body).to.deep.equal({ ...endpoint, ...swapped });
+      expect(expectStatus(await owner.patch(one, { name: 'Renamed only' }), 200).body).to.deep.equal({ ...endpoint, ...swapped, name: 'Renamed only' });
+      expectError(await owner.patch(`${PATH}/whe_${'0'.repeat(22)}`, { extra_payload: { id: 1 } }), 404, 'webhook_endpoint_not_found');
+    });
+
+    it('refuses one of two concurrent changes that collide only together', async () => {
+      const { endpoint } = await create();
+      const one = `${PATH}/${endpoint.id}`;
+      // Hold the row while both requests arrive, so both wait on it, then let them run.
+      const holder = db.createQueryRunner();
+      await holder.connect();
+      let answers: Awaited<ReturnType<Caller['patch']>>[];
+      try {
+        await holder.startTransaction();
+        await holder.query('SELECT id FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [endpoint.id]);
+        const both = Promise.all([owner.patch(one, { field_aliases: { call_id: 'id' } }), owner.patch(one, { extra_payload: { id: 1 } })]);
+        await waitForLockWaiters(2);
+        await holder.commitTransaction();
+        answers = await both;
+      } finally {
+        await holder.release();
+      }
+      expect(answers.map((res) => res.status).sort()).to.deep.equal([200, 400]);
+      const [row] = await db.query('SELECT field_aliases, extra_payload FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+      expect(customizationProblem(row.field_aliases, row.extra_payload)).to.equal(null);
+    });
+
+    /** Waits until `n` sessions of this database wait for a lock in a statement on webhook_endpoints. */
+    async function waitForLockWaiters(n: number) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const [{ waiting }] = await db.query(
+          "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%webhook_endpoints%'",
+        );
+        if (waiting >= n) return;
+        if (Date.now() > deadline) throw new Error(`only ${waiting} of ${n} sessions came to wait for the lock`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
   });
 
   describe('access', () => {

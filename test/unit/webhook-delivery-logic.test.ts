@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { MAX_RETRY_DELAY_MS, parseRetryAfter, retryDelayMs } from '../../src/webhooks/backoff.js';
-import { buildBody } from '../../src/webhooks/payload.js';
 
 describe('webhook backoff', () => {
   const fixed = (r: number) => () => r;
@@ -23,18 +22,5 @@ describe('webhook backoff', () => {
     expect(parseRetryAfter('Sun, 22 Nov 2026 12:00:30 GMT', now)).to.equal(30_000);
     expect(parseRetryAfter('soon', now)).to.equal(null);
     expect(parseRetryAfter(undefined, now)).to.equal(null);
-  });
-});
-
-describe('webhook body', () => {
-  const event = { event: 'call.completed', call_id: 'call_1', outcome: 'positive', sequence: 4 };
-
-  it('renames with field_aliases, then adds extra_payload, serialized once', () => {
-    const body = buildBody(event, { field_aliases: { call_id: 'callId', outcome: 'result' }, extra_payload: { source: 'ringlane', tags: ['a'] } });
-    expect(JSON.parse(body)).to.deep.equal({ event: 'call.completed', callId: 'call_1', result: 'positive', sequence: 4, source: 'ringlane', tags: ['a'] });
-  });
-
-  it('a static key never replaces a field of the event', () => {
-    expect(JSON.parse(buildBody(event, { field_aliases: {}, extra_payload: { sequence: 99, extra: 1 } }))).to.include({ sequence: 4, extra: 1 });
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
 import { validate } from '../../src/http/validate.js';
 import { InvalidRequestError } from '../../src/lib/errors.js';
 import {
@@ -14,16 +15,19 @@ import {
 
 const VALID = { name: 'CRM', url: 'https://example.com/hooks', secret: 'a-long-enough-secret', outcomes: [] };
 
-/** The `details` paths of the 400 a create body gets; [] when it is valid. */
-function problemsOf(body: Record<string, unknown>, schema = createWebhookEndpointSchema): string[] {
+/** The `details` of the 400 a create body gets; [] when it is valid. */
+function detailsOf(body: Record<string, unknown>, schema = createWebhookEndpointSchema): Array<{ path: string; message: string }> {
   try {
     validate(schema, body, 'body');
     return [];
   } catch (err) {
     expect(err).to.be.instanceOf(InvalidRequestError);
-    return ((err as InvalidRequestError).extra.details as Array<{ path: string }>).map((d) => d.path);
+    return (err as InvalidRequestError).extra.details as Array<{ path: string; message: string }>;
   }
 }
+
+/** The `details` paths of the 400 a create body gets; [] when it is valid. */
+const problemsOf = (body: Record<string, unknown>, schema = createWebhookEndpointSchema): string[] => detailsOf(body, schema).map((d) => d.path);
 
 describe('webhook endpoint validation', () => {
   describe('header names (RFC 7230 token)', () => {
@@ -137,6 +141,15 @@ describe('webhook endpoint validation', () => {
         [{ ...VALID, field_aliases: { call_id: 7 } }, 'field_aliases.call_id'],
         [{ ...VALID, field_aliases: { '': 'x' } }, 'field_aliases.'],
         [{ ...VALID, field_aliases: { call_id: 'id', event: 'id' } }, 'field_aliases.event'],
+        [{ ...VALID, field_aliases: { call_id: 'event' } }, 'field_aliases.call_id'],
+        [{ ...VALID, field_aliases: { callid: 'id' } }, 'field_aliases.callid'],
+        [{ ...VALID, field_aliases: { call_id: 'constructor' } }, 'field_aliases.call_id'],
+        [{ ...VALID, extra_payload: { status: 'x' } }, 'extra_payload.status'],
+        [{ ...VALID, field_aliases: { call_id: 'id' }, extra_payload: { id: 1 } }, 'extra_payload.id'],
+        // As express parses them: "__proto__" an own key, which joi must not drop on the way.
+        [{ ...VALID, ...JSON.parse('{"field_aliases": {"__proto__": "id"}}') }, 'field_aliases.__proto__'],
+        [{ ...VALID, ...JSON.parse('{"field_aliases": {"__proto__": {"call_id": "id"}}}') }, 'field_aliases.__proto__'],
+        [{ ...VALID, ...JSON.parse('{"extra_payload": {"__proto__": {"x": 1}}}') }, 'extra_payload.__proto__'],
         [{ ...VALID, custom_headers: { 'Bad Header': 'x' } }, 'custom_headers.Bad Header'],
         [{ ...VALID, custom_headers: { host: 'evil.example' } }, 'custom_headers.host'],
         [{ ...VALID, custom_headers: { 'X-A': 'a\r\nX-B: b' } }, 'custom_headers.X-A'],
@@ -150,9 +163,18 @@ describe('webhook endpoint validation', () => {
       for (const [body, path] of cases) expect(problemsOf(body), JSON.stringify(body).slice(0, 120)).to.include(path);
     });
 
-    it('allows 20 entries in each map and refuses 21', () => {
+    it('words a refused customization like any other problem, and accepts Object.prototype names as static keys', () => {
+      expect(detailsOf({ ...VALID, field_aliases: { call_id: 'event' } })).to.deep.equal([
+        { path: 'field_aliases.call_id', message: '"field_aliases.call_id" renames to "event", the name the field "event" is delivered under' },
+      ]);
+      expect(problemsOf({ ...VALID, field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { constructor: 1, toString: 'x', valueOf: true } })).to.deep.equal([]);
+    });
+
+    it('allows 20 entries in each map (every event field in field_aliases) and refuses 21', () => {
       const map = (n: number, value: (i: number) => unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-Field-${i}`, value(i)]));
-      const twenty = { field_aliases: map(20, (i) => `alias_${i}`), extra_payload: map(20, (i) => i), custom_headers: map(20, String) };
+      // field_aliases can only have one entry per event field, fewer than 20.
+      const everyField = Object.fromEntries(CALL_EVENT_FIELDS.map((field) => [field, `${field}_renamed`]));
+      const twenty = { field_aliases: everyField, extra_payload: map(20, (i) => i), custom_headers: map(20, String) };
       expect(problemsOf({ ...VALID, ...twenty })).to.deep.equal([]);
       expect(problemsOf({ ...VALID, field_aliases: map(21, (i) => `alias_${i}`) })).to.deep.equal(['field_aliases']);
       expect(problemsOf({ ...VALID, extra_payload: map(21, (i) => i) })).to.deep.equal(['extra_payload']);
