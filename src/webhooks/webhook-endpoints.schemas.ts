@@ -44,8 +44,9 @@ export function isHeaderValue(value: string): boolean {
 
 /**
  * Why `name` cannot be a custom header, or null when it can. The reserved delivery headers
- * (SPEC.md §6.2: Content-Type, X-Ringlane-*, webhook-*) are accepted: the delivery worker
- * (deliver.ts) sets its own values for them at send time, compared case-insensitively.
+ * (deliver.ts RESERVED_HEADERS: Content-Type, User-Agent, X-Ringlane-*, webhook-*) are
+ * accepted: the delivery worker drops their values at send time, compared case-insensitively,
+ * and sends its own.
  */
 export function customHeaderNameProblem(name: string): string | null {
   if (!isHeaderName(name)) return `is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only, at most ${MAX_HEADER_NAME_LENGTH} characters)`;

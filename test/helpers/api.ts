@@ -17,10 +17,15 @@ export async function newApp(options: Omit<AppDeps, 'redis'> = {}): Promise<Ring
 
 let shared: RinglaneApp | null = null;
 
+/** The app instance most tests share, with its credential store. */
+export async function sharedApp(): Promise<RinglaneApp> {
+  shared ??= await newApp();
+  return shared;
+}
+
 /** The app most tests share. */
 export async function app(): Promise<Express> {
-  shared ??= await newApp();
-  return shared.app;
+  return (await sharedApp()).app;
 }
 
 export const operator = () => `Bearer ${config.operatorToken}`;

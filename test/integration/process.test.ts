@@ -105,6 +105,16 @@ describe('the ops command line', () => {
     expect(rows).to.deep.equal([{ status: 'retrying', n: 3 }, { status: 'succeeded', n: 2 }]);
   });
 
+  it('run as `npm run ops -- <command>`, prints nothing on stdout but the JSON', async function () {
+    this.timeout(120_000); // npm builds the project first
+    const org = await createOrg({ name: 'Through npm' });
+    // As from a shell: a surrounding `npm test -s` would pass npm_config_loglevel=silent down,
+    // which hides npm's banner whatever the project's .npmrc says.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
+    const { stdout } = await promisify(execFile)('npm', ['run', 'ops', '--', 'orgs:show', org.id], { env });
+    expect(JSON.parse(stdout)).to.include({ id: org.id, name: 'Through npm' });
+  });
+
   it('prints a JSON error and exits non-zero on bad input', async function () {
     this.timeout(20_000);
     const failure = await ops('orgs:balance', 'org_missing', 'abc').then(

@@ -91,7 +91,7 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
     await endpoint(org, hooks.url, {
       field_aliases: { call_id: 'callId' },
       extra_payload: { source: 'crm' },
-      custom_headers: { 'X-Team': 'blue', 'x-ringlane-signature': 'forged', 'Content-Type': 'text/plain' },
+      custom_headers: { 'X-Team': 'blue', 'x-ringlane-signature': 'forged', 'Content-Type': 'text/plain', 'User-Agent': 'forged/1.0' },
     });
     await placeCall(org, { answer: 'busy' });
     await hooks.until((all) => all.length >= 2);
@@ -101,6 +101,7 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
       expect(r.body.source).to.equal('crm');
       expect(r.headers['x-team']).to.equal('blue');
       expect(r.headers['content-type']).to.equal('application/json');
+      expect(r.headers['user-agent']).to.equal('Ringlane-Webhooks/1.0');
       expect(r.headers['x-ringlane-signature']).to.equal(`sha256=${createHmac('sha256', SECRET).update(r.raw).digest('hex')}`);
     }
   });

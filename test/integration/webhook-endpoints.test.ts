@@ -159,6 +159,7 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
         'X-Ringlane-Delivery-Id': 'mine',
         'x-ringlane-signature': 'sha256=forged',
         'Content-Type': 'text/plain',
+        'User-Agent': 'mine/1.0',
         'webhook-id': 'a',
         'Webhook-Timestamp': '1',
         'WEBHOOK-SIGNATURE': 'v1,forged',
