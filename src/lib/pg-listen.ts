@@ -30,8 +30,15 @@ export async function listen(url: string, channel: string, onNotify: () => void,
 
   const connect = async (): Promise<pg.Client> => {
     // TCP keepalive: a server that vanishes without closing the socket (a failover that moves
-    // the address) is noticed in seconds, not after the kernel's two hours.
-    const next = new pg.Client({ connectionString: url, application_name: options.applicationName, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    // the address) is noticed in seconds, not after the kernel's two hours; and an attempt to
+    // reach one that does not answer gives up, so the next attempt can be made.
+    const next = new pg.Client({
+      connectionString: url,
+      application_name: options.applicationName,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+    });
     // Without a listener an 'error' (e.g. "terminating connection due to administrator command")
     // is thrown from the socket's event handler and ends the process; 'end' follows it.
     next.on('error', (err) => logger.warn({ err: err.message, channel }, 'LISTEN connection lost; reconnecting'));
