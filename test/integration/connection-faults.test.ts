@@ -7,6 +7,7 @@ import { db } from '../../src/lib/db.js';
 import { asCaller, expectStatus } from '../helpers/api.js';
 import { freePort, isAlive, ServiceProcesses, SERVICES, waitUntil, type Service, type ServiceKind } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
 import { voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
 
 /** How a process's connections are named in pg_stat_activity (src/lib/db.ts `applicationName`). */
@@ -16,11 +17,13 @@ describe('Postgres connections terminated under every process kind (pg_terminate
   this.timeout(120_000);
   const services = new ServiceProcesses();
   let receiver: Receiver;
+  let redis: PrivateRedis;
 
   after(async function () {
     this.timeout(60_000);
     await services.stopAll();
     await receiver?.close();
+    await redis?.kill();
   });
 
   it('every process survives, the relay LISTENs again, and calls placed afterwards complete with their events delivered', async () => {
@@ -28,8 +31,11 @@ describe('Postgres connections terminated under every process kind (pg_terminate
     const org: VoiceOrg = await voiceOrg();
     expectStatus(await asCaller(org.key).post('/v1/webhook-endpoints', { name: 'Faults', url: receiver.url, secret: 'a-secret-value', outcomes: [] }), 201);
     const port = await freePort();
+    // A Redis of its own: the job schedulers this fleet creates must not change when other
+    // tests' workers (sharing the run's key prefix) run their scheduled jobs.
+    redis = await PrivateRedis.start();
     const kinds = Object.keys(SERVICES) as ServiceKind[];
-    const started = await Promise.all(kinds.map((kind) => services.start(kind, kind === 'web' ? { PORT: String(port) } : {})));
+    const started = await Promise.all(kinds.map((kind) => services.start(kind, { REDIS_URL: redis.url, ...(kind === 'web' ? { PORT: String(port) } : {}) })));
     const service = (kind: ServiceKind) => started.find((s) => s.kind === kind)!;
     const describeAll = () => services.tails();
 

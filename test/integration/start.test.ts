@@ -9,6 +9,7 @@ import pg from 'pg';
 import { config } from '../../src/config.js';
 import { migrations } from '../../src/migrations/index.js';
 import { exitCodeOf, freePort, SERVICES, waitForHttp, waitUntil } from '../helpers/processes.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);
 
@@ -65,10 +66,18 @@ describe('npm start (the supervisor)', function () {
   this.timeout(90_000);
   const supervisors: Supervisor[] = [];
   const testDatabase = new URL(config.databaseUrl).pathname.slice(1);
+  // A Redis of its own: the job schedulers the supervised workers create must not change when
+  // other tests' workers (sharing the run's key prefix) run their scheduled jobs.
+  let redis: PrivateRedis;
 
   before(async function () {
     this.timeout(120_000);
     await run('npm', ['run', '-s', 'build']);
+    redis = await PrivateRedis.start();
+  });
+
+  after(async () => {
+    await redis?.kill();
   });
 
   afterEach(async () => {
@@ -86,7 +95,7 @@ describe('npm start (the supervisor)', function () {
 
   it('Ctrl-C (SIGINT to its process group) stops every process cleanly, then exits 0; no stack trace, no error', async () => {
     const port = await freePort();
-    const supervisor = startSupervisor({ ...process.env, PORT: String(port), LOG_LEVEL: 'info' });
+    const supervisor = startSupervisor({ ...process.env, REDIS_URL: redis.url, PORT: String(port), LOG_LEVEL: 'info' });
     supervisors.push(supervisor);
     await waitUntilRunning(supervisor, port);
 
@@ -111,7 +120,7 @@ describe('npm start (the supervisor)', function () {
     url.pathname = `/${name}`;
     const port = await freePort();
     const { OPERATOR_TOKEN: _unset, ...env } = process.env;
-    const supervisor = startSupervisor({ ...env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info' });
+    const supervisor = startSupervisor({ ...env, REDIS_URL: redis.url, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info' });
     supervisors.push(supervisor);
     try {
       await waitUntilRunning(supervisor, port);
@@ -141,7 +150,7 @@ describe('npm start (the supervisor)', function () {
       const url = new URL(config.databaseUrl);
       url.username = role;
       url.pathname = `/${name}`;
-      const supervisor = startSupervisor({ ...process.env, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
+      const supervisor = startSupervisor({ ...process.env, REDIS_URL: redis.url, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
       supervisors.push(supervisor);
       expect(await exitCodeOf(supervisor.child)).to.equal(1);
       const said = supervisor.err();
