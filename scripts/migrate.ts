@@ -1,9 +1,15 @@
-// The Procfile `release` step: applies pending migrations, then exits.
+// The Procfile `release` step: creates the database if it does not exist yet, applies pending
+// migrations, then exits.
 import { config } from '../src/config.js';
 import { logger } from '../src/lib/logger.js';
-import { runMigrations } from '../src/lib/migrate.js';
+import { ensureDatabase, runMigrations } from '../src/lib/migrate.js';
 
-runMigrations(config.databaseUrl).then(
+async function main(): Promise<string[]> {
+  await ensureDatabase(config.databaseUrl);
+  return runMigrations(config.databaseUrl);
+}
+
+main().then(
   (applied) => {
     logger.info({ applied }, applied.length ? 'migrations applied' : 'schema is up to date');
     process.exit(0);

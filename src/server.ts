@@ -14,7 +14,15 @@ async function main(): Promise<void> {
   const { app, close } = createApp({ redis });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  // A port already taken fails the start with a log line (unheard, the 'error' event crashed
+  // the process with a stack dump).
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   logger.info({ port: (server.address() as AddressInfo).port }, 'Ringlane API listening');
 
   onShutdown('web', async () => {

@@ -17,7 +17,7 @@ runWorker({
   concurrency: config.callsWorkerConcurrency,
   // A job of a killed worker is taken over by another after its lock lapses.
   options: { lockDuration: 10_000, stalledInterval: 5_000 },
-  onStart: () => runtime.engine.jobs.queue.upsertJobScheduler('sweep', { every: 5_000 }, { name: 'sweep' }).then(() => undefined),
+  schedules: [{ id: 'sweep', every: 5_000 }],
   onStop: async () => {
     await runtime.close();
     redis.disconnect();

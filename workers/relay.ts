@@ -1,7 +1,7 @@
-import pg from 'pg';
 import { config } from '../src/config.js';
-import { db } from '../src/lib/db.js';
+import { applicationName, db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
+import { listen, type Listener } from '../src/lib/pg-listen.js';
 import { createQueue } from '../src/lib/queues.js';
 import { createRedis } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
@@ -13,22 +13,34 @@ const POLL_MS = 1000;
 
 /**
  * The `relay` process: moves committed call events to webhook deliveries. It wakes on the
- * database's NOTIFY for each batch of new events, and polls besides.
+ * database's NOTIFY for each batch of new events, and polls besides, so it relays while its
+ * LISTEN connection is down and reconnecting too.
  */
 async function main(): Promise<void> {
-  await db.initialize();
+  let stopping = false;
+  let wake: (() => void) | null = null;
+  let loop: Promise<void> = Promise.resolve();
+  let listener: Listener | null = null;
   // Fails fast while Redis is away: events keep becoming deliveries, and the sweeper queues them later.
   const redis = createRedis('command');
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'relay: Redis unavailable'));
   const jobs = new WebhookJobs(createQueue('webhooks', redis), redis);
-  const listener = new pg.Client({ connectionString: config.databaseUrl });
-  let wake: (() => void) | null = null;
-  let stopping = false;
-  await listener.connect();
-  listener.on('notification', () => wake?.());
-  await listener.query('LISTEN call_events');
+  // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
+  onShutdown('relay', async () => {
+    stopping = true;
+    wake?.();
+    await loop;
+    await listener?.close();
+    await jobs.queue.close();
+    if (db.isInitialized) await db.destroy();
+    redis.disconnect();
+  });
 
-  const loop = (async () => {
+  await db.initialize();
+  // Events committed while the LISTEN connection was away notified no one: look at once.
+  listener = await listen(config.databaseUrl, 'call_events', () => wake?.(), { onReconnect: () => wake?.(), applicationName });
+  if (stopping) return;
+
+  loop = (async () => {
     while (!stopping) {
       let relayed = 0;
       try {
@@ -49,16 +61,6 @@ async function main(): Promise<void> {
     }
   })();
   logger.info('relay started');
-
-  onShutdown('relay', async () => {
-    stopping = true;
-    wake?.();
-    await loop;
-    await listener.end();
-    await jobs.queue.close();
-    await db.destroy();
-    redis.disconnect();
-  });
 }
 
 main().catch((err) => {

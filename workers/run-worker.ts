@@ -1,19 +1,28 @@
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
-import { queuePrefix, QUEUES, type JobName, type QueueName } from '../src/lib/queues.js';
-import { createRedis } from '../src/lib/redis.js';
+import { createQueue, queuePrefix, QUEUES, type JobName, type QueueName } from '../src/lib/queues.js';
+import { createRedis, isReportedRedisError } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
 
 /** What a job of each name does. Processors throw to have BullMQ retry; they never swallow errors. */
 export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: Job, token?: string) => Promise<unknown> };
+
+/** A job scheduler of the worker's queue: a job `name` (default: the id) every `every` ms. */
+export type Schedule<Q extends QueueName> = { id: JobName<Q>; every: number } | { id: string; every: number; name: JobName<Q> };
 
 export interface WorkerSpec<Q extends QueueName> {
   queue: Q;
   processors: Processors<Q>;
   concurrency: number;
   options?: Partial<WorkerOptions>;
-  /** Runs once the worker is up (e.g. upserting its job schedulers). */
+  /**
+   * The queue's job schedulers. They live in Redis, and a Redis that comes back empty
+   * (restarted without persistence, failed over) has lost them: the runner upserts them at
+   * start and again every time its connection is ready, so no worker kind can forget.
+   */
+  schedules?: Schedule<Q>[];
+  /** Runs once the worker is up. */
   onStart?: () => Promise<void>;
   /** Runs after the worker closed (e.g. closing connections the processors opened). */
   onStop?: () => Promise<void>;
@@ -21,7 +30,7 @@ export interface WorkerSpec<Q extends QueueName> {
 
 /**
  * Starts one worker process: a database connection, a BullMQ worker over a blocking Redis
- * connection, and a shutdown that lets in-flight jobs finish on SIGTERM.
+ * connection, its job schedulers, and a shutdown that lets in-flight jobs finish on SIGTERM.
  */
 export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promise<void> {
   const handled = Object.keys(spec.processors).sort();
@@ -41,14 +50,29 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
     { connection, prefix: queuePrefix(), concurrency: spec.concurrency, ...spec.options },
   );
   worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${spec.queue} job failed`));
-  worker.on('error', (err) => logger.error({ err }, `${spec.queue} worker error`));
+  worker.on('error', (err) => {
+    if (!isReportedRedisError(err)) logger.error({ err }, `${spec.queue} worker error`);
+  });
+  const queue = createQueue(spec.queue, connection);
+  const schedule = async () => {
+    for (const s of spec.schedules ?? []) await queue.upsertJobScheduler(s.id, { every: s.every }, { name: 'name' in s ? s.name : s.id });
+  };
   // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
   onShutdown(`${spec.queue} worker`, async () => {
+    connection.off('ready', reschedule);
     await worker.close();
     await spec.onStop?.();
+    await queue.close();
     await db.destroy();
     connection.disconnect();
   });
+  // Every reconnection may be to a Redis that lost everything. Upserting is idempotent, so
+  // doing it after a mere network blip (or from every process of a kind) changes nothing.
+  function reschedule() {
+    schedule().catch((err) => logger.warn({ err, queue: spec.queue }, 'could not upsert the job schedulers; the next reconnection tries again'));
+  }
+  connection.on('ready', reschedule);
+  await schedule();
   await spec.onStart?.();
   logger.info({ queue: spec.queue, concurrency: spec.concurrency }, 'worker started');
 }

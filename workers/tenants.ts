@@ -1,7 +1,6 @@
 import { createCallsRuntime } from '../src/calls/calls.runtime.js';
 import { registerCampaignHooks } from '../src/campaigns/campaign-runner.js';
 import { logger } from '../src/lib/logger.js';
-import { createQueue } from '../src/lib/queues.js';
 import { createRedis } from '../src/lib/redis.js';
 import { tenantsProcessors } from './processors/tenants.processor.js';
 import { runWorker } from './run-worker.js';
@@ -10,16 +9,14 @@ import { runWorker } from './run-worker.js';
 const redis = createRedis('blocking');
 const calls = createCallsRuntime(redis);
 registerCampaignHooks(calls.engine);
-const tenantsQueue = createQueue('tenants', redis);
 
 runWorker({
   queue: 'tenants',
   processors: tenantsProcessors(calls),
   concurrency: 4,
   options: { lockDuration: 30_000 },
-  onStart: () => tenantsQueue.upsertJobScheduler('sweep', { every: 30_000 }, { name: 'sweep' }).then(() => undefined),
+  schedules: [{ id: 'sweep', every: 30_000 }],
   onStop: async () => {
-    await tenantsQueue.close();
     await calls.close();
     redis.disconnect();
   },

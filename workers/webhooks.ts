@@ -11,12 +11,6 @@ const redis = createRedis('blocking');
 const queue = createQueue('webhooks', redis);
 const jobs = new WebhookJobs(queue, redis);
 
-/** The sweeper's and the retention's schedules (idempotent: every webhooks process upserts them). */
-async function schedule(): Promise<void> {
-  await queue.upsertJobScheduler('sweep', { every: 10_000 }, { name: 'sweep' });
-  await queue.upsertJobScheduler('purge', { every: 3_600_000 }, { name: 'purge' });
-}
-
 runWorker({
   queue: 'webhooks',
   processors: webhooksProcessors(jobs),
@@ -26,15 +20,11 @@ runWorker({
   // within the lock's duration plus ~10 s instead of about a minute. The check only moves
   // jobs whose lock is gone, so a live worker's jobs are never taken.
   options: { lockDuration: Math.max(30_000, config.webhook.timeoutMs * 3), stalledInterval: 5_000 },
-  onStart: async () => {
-    await schedule();
-    // The schedules live in Redis: one that comes back empty (restarted without persistence,
-    // failed over) has lost them, and without the sweeper the jobs it lost would never be
-    // queued again. So they are upserted again on every reconnection.
-    redis.on('ready', () => {
-      schedule().catch((err) => logger.warn({ err }, 'webhooks: could not upsert the schedules; next reconnection tries again'));
-    });
-  },
+  // The sweeper queues again every delivery whose job was lost (e.g. with an emptied Redis).
+  schedules: [
+    { id: 'sweep', every: 10_000 },
+    { id: 'purge', every: 3_600_000 },
+  ],
   onStop: async () => {
     await queue.close();
     redis.disconnect();

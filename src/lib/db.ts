@@ -1,6 +1,8 @@
 import 'reflect-metadata';
+import path from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
 import { config } from '../config.js';
+import { logger } from './logger.js';
 import { Organization } from '../orgs/organization.entity.js';
 import { Member } from '../orgs/member.entity.js';
 import { Invite } from '../orgs/invite.entity.js';
@@ -50,6 +52,12 @@ export const entities = [
   Invite,
 ];
 
+/**
+ * How this process's connections appear in pg_stat_activity: `ringlane <entry file> <pid>`
+ * (`ringlane relay 4242`), so an operator can tell which process holds which connection.
+ */
+export const applicationName = `ringlane ${path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '')} ${process.pid}`;
+
 /** Builds a DataSource; the schema always comes from migrations, never `synchronize`. */
 export function createDataSource(url = config.databaseUrl): DataSource {
   return new DataSource({
@@ -59,7 +67,12 @@ export function createDataSource(url = config.databaseUrl): DataSource {
     migrations,
     synchronize: false,
     migrationsRun: false,
+    applicationName,
     extra: { max: config.databasePoolSize },
+    // An idle pooled connection the server closed (restart, failover, pg_terminate_backend) is
+    // dropped by the pool, which opens a new one when needed; TypeORM's own handler logs this
+    // through its logger, which is off, so it is said here.
+    poolErrorHandler: (err: Error) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'),
   });
 }
 

@@ -1,19 +1,47 @@
 import pg from 'pg';
 import { createDataSource } from './db.js';
 
-/** Creates the database named in `url` when the server has no such database yet. */
-export async function ensureDatabase(url: string): Promise<void> {
+const codeOf = (err: unknown) => (err as { code?: string }).code;
+
+/**
+ * Creates the database named in `url` when the server has none by that name; says which.
+ * It connects to that database first (no more than the service itself needs), and only when
+ * the server answers that it does not exist connects to the `postgres` database to create it.
+ * A role that may not create databases gets an error that says so and what to do.
+ */
+export async function ensureDatabase(url: string): Promise<'existed' | 'created'> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));
+  const probe = new pg.Client({ connectionString: url });
+  try {
+    await probe.connect();
+    return 'existed';
+  } catch (err) {
+    if (codeOf(err) !== '3D000') throw err; // anything but "database does not exist"
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
   const admin = new URL(url);
   admin.pathname = '/postgres';
+  const role = decodeURIComponent(target.username) || 'the connecting role';
   const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+    await client.connect();
+    await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+    return 'created';
+  } catch (err) {
+    if (codeOf(err) === '42P04') return 'existed'; // created meanwhile by another process
+    const why = (err as Error).message;
+    if (codeOf(err) === '42501') {
+      throw new Error(
+        `the database "${name}" does not exist at ${target.host}, and ${role} may not create it (${why}). ` +
+          `Create it with a role that may (e.g. \`createdb -h ${target.hostname} -p ${target.port || 5432} -U postgres -O ${role} ${name}\`), ` +
+          `or give ${role} the right to (ALTER ROLE ... CREATEDB), or point DATABASE_URL at an existing database.`,
+      );
+    }
+    throw new Error(`the database "${name}" does not exist at ${target.host} and could not be created: ${why}`);
   } finally {
-    await client.end();
+    await client.end().catch(() => undefined);
   }
 }
 

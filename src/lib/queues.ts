@@ -1,6 +1,8 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { config } from '../config.js';
+import { logger } from './logger.js';
+import { isReportedRedisError } from './redis.js';
 
 /**
  * Every BullMQ queue of the service, the jobs each carries, and their default options.
@@ -30,5 +32,11 @@ const defaultJobOptions: JobsOptions = {
 
 /** A producer for `name` over an existing connection (job payloads are plain JSON: ids only). */
 export function createQueue<Q extends QueueName>(name: Q, connection: Redis | ConnectionOptions): Queue {
-  return new Queue(name, { connection, prefix: queuePrefix(), defaultJobOptions });
+  const queue = new Queue(name, { connection, prefix: queuePrefix(), defaultJobOptions });
+  // A queue re-emits its connection's errors; with no listener BullMQ prints each one's stack
+  // to stderr (every reconnection attempt while Redis is away). The connection logs those.
+  queue.on('error', (err) => {
+    if (!isReportedRedisError(err)) logger.warn({ err, queue: name }, 'queue error');
+  });
+  return queue;
 }

@@ -1,6 +1,10 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { config } from '../config.js';
 import { AppError, ServiceUnavailableError } from './errors.js';
+import { logger } from './logger.js';
+
+/** Errors a connection of ours has reported; BullMQ passes each on to every queue over it. */
+const reported = new WeakSet<Error>();
 
 /**
  * `command` connections serve request paths and fail fast while Redis is away
@@ -13,8 +17,26 @@ export function createRedis(kind: 'command' | 'blocking', url = config.redisUrl)
     kind === 'command'
       ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, enableAutoPipelining: true }
       : { maxRetriesPerRequest: null, enableReadyCheck: false };
-  return new Redis(url, { ...options, connectionName: `ringlane-${kind}` });
+  const redis = new Redis(url, { ...options, connectionName: `ringlane-${kind}` });
+  // ioredis reconnects by itself; without a listener it prints the stack of every failed
+  // attempt to stderr. One line when the connection goes and one when it is back say it all.
+  let down = false;
+  redis.on('error', (err: Error) => {
+    reported.add(err);
+    if (down) return;
+    down = true;
+    logger.warn({ err: err.message, connection: kind }, 'Redis unavailable; reconnecting');
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.info({ connection: kind }, 'Redis available again');
+  });
+  return redis;
 }
+
+/** True for an error its connection (made by createRedis) has already logged. */
+export const isReportedRedisError = (err: Error): boolean => reported.has(err);
 
 /** A Redis key under the service prefix (a hash tag, so every key shares one cluster slot). */
 export function redisKey(...parts: string[]): string {

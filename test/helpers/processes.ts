@@ -40,3 +40,108 @@ export async function exitCodeOf(child: ChildProcess): Promise<number | null> {
   const [code] = await once(child, 'exit');
   return code as number | null;
 }
+
+export const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Sends `signal` and waits for the exit; a process still there after 10 s is SIGKILLed. */
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (hasExited(child)) return;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Every process kind of the Procfile (but `release`): its entry point and the line it logs once it serves. */
+export const SERVICES = {
+  web: { entry: 'src/server.ts', ready: 'Ringlane API listening' },
+  maintenance: { entry: 'workers/maintenance.ts', ready: 'worker started' },
+  calls: { entry: 'workers/calls.ts', ready: 'worker started' },
+  tenants: { entry: 'workers/tenants.ts', ready: 'worker started' },
+  usage: { entry: 'workers/usage.ts', ready: 'worker started' },
+  relay: { entry: 'workers/relay.ts', ready: 'relay started' },
+  webhooks: { entry: 'workers/webhooks.ts', ready: 'worker started' },
+} as const;
+
+export type ServiceKind = keyof typeof SERVICES;
+
+/** A running service process with the tail of what it printed (for failure messages). */
+export interface Service {
+  kind: ServiceKind;
+  child: ChildProcess;
+  log: string[];
+}
+
+export const isAlive = (service: Service) => !hasExited(service.child);
+
+export function tailOf(service: Service): string {
+  const { child } = service;
+  return `--- ${service.kind} (pid ${child.pid}, exit ${child.exitCode ?? child.signalCode ?? 'running'}) ---\n${service.log.join('').slice(-3000)}`;
+}
+
+/** Starts a service process (LOG_LEVEL info plus `env`); resolves once it logged its ready line. */
+export async function startService(kind: ServiceKind, env: Record<string, string> = {}): Promise<Service> {
+  const { entry, ready } = SERVICES[kind];
+  const child = startProcess(entry, { LOG_LEVEL: 'info', ...env });
+  const service: Service = { kind, child, log: [] };
+  const keep = (d: Buffer) => {
+    service.log.push(d.toString());
+    if (service.log.length > 200) service.log.splice(0, service.log.length - 200);
+  };
+  child.stderr!.on('data', keep);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${kind} did not start in 20 s\n${tailOf(service)}`)), 20_000);
+    let seen = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      keep(d);
+      // A line may arrive in two chunks: look at the end of the previous one too.
+      seen = (seen + d.toString()).slice(-1000);
+      if (seen.includes(ready)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${kind} exited (${code ?? signal}) before it started\n${tailOf(service)}`));
+    });
+  });
+  return service;
+}
+
+/**
+ * The service processes a test file starts: `start` records each, `stopAll` (for afterEach)
+ * stops them, `tails()` is what they printed, for failure messages.
+ */
+export class ServiceProcesses {
+  readonly running: Service[] = [];
+
+  async start(kind: ServiceKind, env: Record<string, string> = {}): Promise<Service> {
+    const service = await startService(kind, env);
+    this.running.push(service);
+    return service;
+  }
+
+  async stopAll(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await Promise.all(this.running.splice(0).map((s) => stopProcess(s.child, signal)));
+  }
+
+  tails(): string {
+    return this.running.map(tailOf).join('\n');
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` holds; on timeout the error shows `describe()` (state, logs). */
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => Promise<unknown> | unknown, pollMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      const state = await describe();
+      throw new Error(`${what}: not within ${timeoutMs} ms; ${typeof state === 'string' ? state : JSON.stringify(state)}`);
+    }
+    await sleep(pollMs);
+  }
+}

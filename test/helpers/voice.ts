@@ -4,24 +4,14 @@ import request from 'supertest';
 import { TERMINAL_STATUSES } from '../../src/calls/call.entity.js';
 import { db } from '../../src/lib/db.js';
 import { app, bearer, createOrg, expectStatus, type Caller, type TestOrg } from './api.js';
-import { startProcess } from './processes.js';
+import { startService, stopProcess } from './processes.js';
 
 /** Starts a real `calls` worker process; resolves once it is consuming jobs. */
 export async function startCallsWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
-  const worker = startProcess('workers/calls.ts', { LOG_LEVEL: 'info', ...env });
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker started') && resolve());
-    worker.once('exit', (code) => reject(new Error(`calls worker exited with ${code}`)));
-  });
-  return worker;
+  return (await startService('calls', env)).child;
 }
 
-export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
-}
+export { stopProcess };
 
 export interface VoiceOrg extends TestOrg {
   agentId: string;

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { expect } from 'chai';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -17,17 +18,28 @@ describe('health', () => {
 });
 
 describe('readiness without Redis', () => {
-  it('GET /readyz answers 503 naming Redis when it does not answer', async () => {
+  it('GET /readyz answers 503 naming Redis when it does not answer; its reconnection attempts print nothing to stderr', async () => {
+    // Each queue re-emits its connection's errors; unheard, BullMQ printed every one's stack.
+    const printed: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      printed.push(String(chunk));
+      return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
+    }) as typeof process.stderr.write;
     const deadRedis = createRedis('command', 'redis://127.0.0.1:1');
-    deadRedis.on('error', () => undefined);
+    const lonely = createApp({ redis: deadRedis });
     try {
-      const { app: lonely } = createApp({ redis: deadRedis });
-      const res = await request(lonely).get('/readyz').expect(503);
+      const res = await request(lonely.app).get('/readyz').expect(503);
       expect(res.body.status).to.equal('unavailable');
       expect(res.body.checks.postgres).to.equal('ok');
       expect(res.body.checks.redis).to.match(/^unavailable/);
+      // Two failed attempts at least, each passed on to every queue of the app.
+      for (let i = 0; i < 2; i++) await once(deadRedis, 'error');
     } finally {
+      process.stderr.write = write;
+      await lonely.close();
       deadRedis.disconnect();
     }
+    expect(printed.join('')).to.equal('');
   });
 });

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { db } from '../../src/lib/db.js';
@@ -46,6 +48,27 @@ describe('the web process', () => {
       expect(row.last_used_at).to.be.instanceOf(Date);
     } finally {
       web.kill('SIGKILL');
+    }
+  });
+});
+
+describe('the web process on a port already taken', () => {
+  it('exits 1 with a log line saying why, and no stack dump on stderr', async function () {
+    this.timeout(30_000);
+    const taken = net.createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const web = startProcess('src/server.ts', { PORT: String((taken.address() as net.AddressInfo).port), LOG_LEVEL: 'info' });
+    let stdout = '';
+    let stderr = '';
+    web.stdout!.on('data', (d: Buffer) => (stdout += d));
+    web.stderr!.on('data', (d: Buffer) => (stderr += d));
+    try {
+      expect(await exitCodeOf(web)).to.equal(1);
+      expect(stdout).to.match(/"msg":"the API could not start"/).and.to.include('EADDRINUSE');
+      expect(stderr).to.equal('');
+    } finally {
+      web.kill('SIGKILL');
+      taken.close();
     }
   });
 });

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { db } from '../../src/lib/db.js';
 import { app, expectError, expectStatus, operator } from '../helpers/api.js';
-import { startProcess } from '../helpers/processes.js';
+import { startService } from '../helpers/processes.js';
 import { createTenant, reseller, type Reseller } from '../helpers/tenants.js';
 import { eventsOf, stopProcess, uniquePhone, waitForCalls, withCallsWorker } from '../helpers/voice.js';
 
@@ -78,8 +78,7 @@ describe('calls inside tenants', function () {
   describe('disabling a tenant, with a running tenants worker', () => {
     let tenantsWorker: ChildProcess;
     before(async () => {
-      tenantsWorker = startProcess('workers/tenants.ts', { LOG_LEVEL: 'info' });
-      await new Promise<void>((resolve) => tenantsWorker.stdout!.on('data', (d: Buffer) => d.toString().includes('worker started') && resolve()));
+      tenantsWorker = (await startService('tenants')).child;
     });
     after(async () => {
       await stopProcess(tenantsWorker);

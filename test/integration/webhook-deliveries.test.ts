@@ -5,7 +5,7 @@ import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
 import { db } from '../../src/lib/db.js';
 import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 import { asCaller, expectError, expectStatus } from '../helpers/api.js';
-import { startProcess } from '../helpers/processes.js';
+import { startService } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 import { placeCall, startCallsWorker, stopProcess, voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
@@ -14,16 +14,9 @@ const SECRET = 'whsec_' + Buffer.from('a test secret of 32 bytes long!!').toStri
 
 /** Starts the relay and a webhooks worker with extra settings; resolves when both run. */
 async function startDelivery(env: Record<string, string> = {}): Promise<ChildProcess[]> {
-  const started = (child: ChildProcess, line: string) =>
-    new Promise<ChildProcess>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => d.toString().includes(line) && resolve(child));
-      child.once('exit', (code) => reject(new Error(`exited ${code}`)));
-    });
-  const settings = { LOG_LEVEL: 'info', WEBHOOK_BACKOFF_BASE_MS: '50', ...env };
-  return Promise.all([
-    started(startProcess('workers/relay.ts', settings), 'relay started'),
-    started(startProcess('workers/webhooks.ts', settings), 'worker started'),
-  ]);
+  const settings = { WEBHOOK_BACKOFF_BASE_MS: '50', ...env };
+  const started = await Promise.all([startService('relay', settings), startService('webhooks', settings)]);
+  return started.map((s) => s.child);
 }
 
 async function endpoint(org: VoiceOrg, url: string, fields: Record<string, unknown> = {}, headers: Record<string, string> = {}) {

@@ -3,71 +3,20 @@
 // Real processes, real Postgres and Redis, a real HTTP receiver. Events are written straight
 // into the outbox (calls + call_events, one set-based statement), so the call engine is not
 // involved: the relay's NOTIFY trigger fans them out.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { expect } from 'chai';
 import { db } from '../../src/lib/db.js';
 import { asCaller, createOrg, expectStatus, walkList, type TestOrg } from '../helpers/api.js';
-import { freePort, startProcess } from '../helpers/processes.js';
+import { isAlive as alive, ServiceProcesses, stopProcess, waitUntil as waitFor } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
 
 const SECRET = 'whsec_' + Buffer.from('fault tests: a 32-byte secret!!!').toString('base64');
 const EVENTS = ['call.queued', 'call.ringing', 'call.in_progress', 'call.completed'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A worker or relay process, with the tail of what it printed (shown when a test fails). */
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  log: string[];
-}
-
-const running: Proc[] = [];
-
-function tailOf(proc: Proc): string {
-  return `--- ${proc.name} (pid ${proc.child.pid}, exit ${proc.child.exitCode ?? proc.child.signalCode ?? 'running'}) ---\n${proc.log.join('').slice(-3000)}`;
-}
-
-/** Starts `workers/<entry>.ts`; resolves once it logged `readyLine`. */
-async function start(entry: 'relay' | 'webhooks', env: Record<string, string>): Promise<Proc> {
-  const child = startProcess(`workers/${entry}.ts`, { LOG_LEVEL: 'info', ...env });
-  const proc: Proc = { name: entry, child, log: [] };
-  running.push(proc);
-  const keep = (d: Buffer) => {
-    proc.log.push(d.toString());
-    if (proc.log.length > 200) proc.log.splice(0, proc.log.length - 200);
-  };
-  child.stderr!.on('data', keep);
-  const readyLine = entry === 'relay' ? 'relay started' : 'worker started';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not start in 20 s\n${tailOf(proc)}`)), 20_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      keep(d);
-      if (d.toString().includes(readyLine)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${entry} exited (${code ?? signal}) before it started\n${tailOf(proc)}`));
-    });
-  });
-  return proc;
-}
-
-async function kill(proc: Proc, signal: NodeJS.Signals): Promise<void> {
-  const { child } = proc;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-const alive = (proc: Proc) => proc.child.exitCode === null && proc.child.signalCode === null;
+const services = new ServiceProcesses();
+const start = (kind: 'relay' | 'webhooks', env: Record<string, string>) => services.start(kind, env);
 
 /** A receiver that answers 200 after `minMs`..`maxMs`; `inFlight()` counts requests not yet answered. */
 async function slowReceiver(minMs: number, maxMs: number) {
@@ -124,15 +73,8 @@ async function deliveryCount(org: TestOrg): Promise<number> {
 }
 
 /** Polls until `check` holds; on timeout the error shows `describe()` and the processes' logs. */
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => Promise<unknown>, pollMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${timeoutMs} ms; ${JSON.stringify(await describe())}\n${running.map(tailOf).join('\n')}`);
-    }
-    await sleep(pollMs);
-  }
-}
+const waitUntil = (what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => Promise<unknown>, pollMs = 100) =>
+  waitFor(what, check, timeoutMs, async () => `${JSON.stringify(await describe())}\n${services.tails()}`, pollMs);
 
 /** Every delivery of `org` succeeded: `total` of them. */
 async function waitAllSucceeded(org: TestOrg, total: number, timeoutMs: number): Promise<void> {
@@ -181,55 +123,16 @@ async function expectAllDelivered(org: TestOrg, receiver: Receiver, events: numb
   }
 }
 
-/** A private redis-server on `port` (never the machine's own on 6379), empty, no persistence. */
-async function startRedisServer(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.resume();
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`);
-    if (await pingRedis(port)) return child;
-    if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not answer`);
-    await sleep(50);
-  }
-}
-
-function pingRedis(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.setTimeout(500);
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => {
-      socket.destroy();
-      resolve(d.toString().startsWith('+PONG'));
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
-
-async function killRedisServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
 describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)', function () {
   this.timeout(90_000);
   const receivers: Receiver[] = [];
-  const redisServers: ChildProcess[] = [];
+  const redisServers: PrivateRedis[] = [];
 
   afterEach(async function () {
     this.timeout(60_000);
-    await Promise.all(running.splice(0).map((p) => kill(p, 'SIGTERM')));
+    await services.stopAll();
     await Promise.all(receivers.splice(0).map((r) => r.close()));
-    await Promise.all(redisServers.splice(0).map((r) => killRedisServer(r)));
+    await Promise.all(redisServers.splice(0).map((r) => r.kill()));
   });
 
   it('SIGKILL of the webhooks worker with deliveries in flight: a new worker gets every delivery through (at least once), all succeeded', async () => {
@@ -245,7 +148,7 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
     expect(total).to.equal(1000);
     await receiver.until((all) => all.length >= 150, 30_000);
     const inFlight = receiver.inFlight();
-    await kill(worker, 'SIGKILL');
+    await stopProcess(worker.child, 'SIGKILL');
     const atKill = await statusCounts(org);
     expect(inFlight, 'requests the receiver had not answered when the worker died').to.be.at.least(5);
     expect(atKill.succeeded ?? 0, JSON.stringify(atKill)).to.be.below(total);
@@ -274,7 +177,7 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
     let atKill = 0;
     try {
       await waitUntil('some deliveries', async () => (atKill = await deliveryCount(org)) >= 40, 20_000, () => statusCounts(org), 5);
-      await kill(relay, 'SIGKILL');
+      await stopProcess(relay.child, 'SIGKILL');
       atKill = await deliveryCount(org);
     } finally {
       await writer;
@@ -289,19 +192,18 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
   });
 
   it('Redis killed mid-run and restarted empty: events keep becoming deliveries meanwhile, and the sweeper gets every one to succeeded', async () => {
-    const port = await freePort();
-    let redis = await startRedisServer(port);
+    const redis = await PrivateRedis.start();
     redisServers.push(redis);
     const receiver = await slowReceiver(10, 30);
     receivers.push(receiver);
     const org = await orgWithEndpoint(receiver.url);
-    const env = { REDIS_URL: `redis://127.0.0.1:${port}`, WEBHOOK_ENDPOINT_CONCURRENCY: '100' };
+    const env = { REDIS_URL: redis.url, WEBHOOK_ENDPOINT_CONCURRENCY: '100' };
     const relay = await start('relay', env);
     const worker = await start('webhooks', env);
 
     const first = await insertEvents(org, 250);
     await receiver.until((all) => all.length >= 200, 30_000);
-    await killRedisServer(redis);
+    await redis.kill();
     const atKill = await statusCounts(org);
     expect(atKill.succeeded ?? 0, JSON.stringify(atKill)).to.be.below(first);
 
@@ -313,8 +215,7 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
     await sleep(1000);
     expect(alive(relay) && alive(worker), 'relay and worker survive Redis going away').to.equal(true);
 
-    redis = await startRedisServer(port);
-    redisServers.push(redis);
+    await redis.restart();
     await waitAllSucceeded(org, total, 60_000);
     await expectAllDelivered(org, receiver, total);
     expect(alive(relay) && alive(worker)).to.equal(true);

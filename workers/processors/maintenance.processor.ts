@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import { purgeExpiredSessions } from '../../src/auth/sessions.js';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service.js';
 import { db } from '../../src/lib/db.js';
@@ -11,8 +10,3 @@ export const maintenanceProcessors: Processors<'maintenance'> = {
     sessions: await purgeExpiredSessions(),
   }),
 };
-
-/** Upserts the schedules (idempotent: every maintenance process may run it at start). */
-export async function scheduleMaintenance(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler('purge-expired', { every: 3_600_000 }, { name: 'purge-expired' });
-}

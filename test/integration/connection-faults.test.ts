@@ -1,0 +1,85 @@
+// Every long-lived connection survives its server going away (issue: the relay's LISTEN client
+// had no 'error' handler, so a Postgres restart, a failover or pg_terminate_backend crashed the
+// relay, and `npm start` then stopped every process). Real processes of every Procfile kind;
+// every backend of the test database is terminated under them, twice.
+import { expect } from 'chai';
+import { db } from '../../src/lib/db.js';
+import { asCaller, expectStatus } from '../helpers/api.js';
+import { freePort, isAlive, ServiceProcesses, SERVICES, waitUntil, type Service, type ServiceKind } from '../helpers/processes.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
+import { voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
+
+/** How a process's connections are named in pg_stat_activity (src/lib/db.ts `applicationName`). */
+const connectionName = (service: Service) => `ringlane ${SERVICES[service.kind].entry.replace(/^.*\/|\.ts$/g, '')} ${service.child.pid}`;
+
+describe('Postgres connections terminated under every process kind (pg_terminate_backend)', function () {
+  this.timeout(120_000);
+  const services = new ServiceProcesses();
+  let receiver: Receiver;
+  let redis: PrivateRedis;
+
+  after(async function () {
+    this.timeout(60_000);
+    await services.stopAll();
+    await receiver?.close();
+    await redis?.kill();
+  });
+
+  it('every process survives, the relay LISTENs again, and calls placed afterwards complete with their events delivered', async () => {
+    receiver = await startReceiver();
+    const org: VoiceOrg = await voiceOrg();
+    expectStatus(await asCaller(org.key).post('/v1/webhook-endpoints', { name: 'Faults', url: receiver.url, secret: 'a-secret-value', outcomes: [] }), 201);
+    const port = await freePort();
+    // A Redis of its own: the job schedulers this fleet creates must not change when other
+    // tests' workers (sharing the run's key prefix) run their scheduled jobs.
+    redis = await PrivateRedis.start();
+    const kinds = Object.keys(SERVICES) as ServiceKind[];
+    const started = await Promise.all(kinds.map((kind) => services.start(kind, { REDIS_URL: redis.url, ...(kind === 'web' ? { PORT: String(port) } : {}) })));
+    const service = (kind: ServiceKind) => started.find((s) => s.kind === kind)!;
+    const describeAll = () => services.tails();
+
+    /** Places calls through the web process, waits until they completed and their call.completed was delivered. */
+    const callsGoThrough = async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/calls`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ agent_id: org.agentId, contact_id: org.contactIds[0], simulate: { duration_seconds: 1 } }),
+        });
+        const body = await res.json();
+        expect(res.status, JSON.stringify(body)).to.equal(201);
+        ids.push(body.id);
+      }
+      const calls = await waitForCalls(org, ids, 30_000);
+      expect(calls.map((c) => c.status)).to.deep.equal(Array(ids.length).fill('completed'));
+      const delivered = () => new Set(receiver.received.filter((r) => r.body.event === 'call.completed').map((r) => r.body.call_id));
+      await waitUntil('call.completed delivered for every call', async () => ids.every((id) => delivered().has(id)), 30_000, describeAll);
+    };
+
+    const listenBackends = async (): Promise<number[]> =>
+      (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND query LIKE 'LISTEN%'`, [connectionName(service('relay'))])).map(
+        (r: { pid: number }) => r.pid,
+      );
+
+    await callsGoThrough();
+    for (let round = 1; round <= 2; round++) {
+      const [listening] = await listenBackends();
+      expect(listening, 'the relay LISTENs').to.be.a('number');
+      const terminated: Array<{ pid: number; application_name: string; ok: boolean }> = await db.query(
+        `SELECT pid, application_name, pg_terminate_backend(pid) AS ok
+           FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      expect(terminated.find((b) => b.pid === listening)?.ok, 'the LISTEN connection was terminated').to.equal(true);
+      // The processes that just worked had pooled connections, which were terminated too.
+      const names = new Set(terminated.filter((b) => b.ok).map((b) => b.application_name));
+      for (const kind of ['web', 'calls', 'relay', 'webhooks'] as const) expect([...names], kind).to.include(connectionName(service(kind)));
+
+      await waitUntil(`round ${round}: the relay LISTENs on a new connection`, async () => (await listenBackends()).some((pid) => pid !== listening), 20_000, describeAll);
+      await callsGoThrough();
+    }
+    const exited = services.running.filter((s) => !isAlive(s));
+    expect(exited.map((s) => s.kind), services.tails()).to.deep.equal([]);
+  });
+});

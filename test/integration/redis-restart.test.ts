@@ -1,0 +1,93 @@
+// Redis restarted empty under running processes (issue: with 60 calls in progress, Redis
+// restarted without persistence, and no request afterwards, every call stayed `in_progress`:
+// the calls worker created its sweep scheduler only at start, and the reports it would have
+// re-driven were lost with Redis). Every worker kind runs against a redis-server of the test's
+// own, which is SIGKILLed and started again empty.
+import { Queue } from 'bullmq';
+import { expect } from 'chai';
+import { db } from '../../src/lib/db.js';
+import { queuePrefix, QUEUES, type QueueName } from '../../src/lib/queues.js';
+import { createRedis, waitForRedis } from '../../src/lib/redis.js';
+import { freePort, ServiceProcesses, waitUntil, type ServiceKind } from '../helpers/processes.js';
+import { PrivateRedis } from '../helpers/redis-server.js';
+import { voiceOrg } from '../helpers/voice.js';
+
+/** The job schedulers each queue must have, whatever happened to Redis. */
+const SCHEDULERS: Record<QueueName, string[]> = {
+  maintenance: ['purge-expired'],
+  calls: ['sweep'],
+  tenants: ['sweep'],
+  usage: ['rollup'],
+  webhooks: ['purge', 'sweep'],
+};
+
+const CALLS = 60;
+
+describe('Redis restarted empty under every worker kind', function () {
+  this.timeout(120_000);
+  const services = new ServiceProcesses();
+  let redis: PrivateRedis;
+
+  after(async function () {
+    this.timeout(60_000);
+    await services.stopAll();
+    await redis?.kill();
+  });
+
+  it(`${CALLS} calls in progress when Redis dies all end completed, charged once, with one call.completed each, with no request afterwards; every job scheduler is back`, async () => {
+    // Every queue that has a worker kind is checked (a new queue needs its line above).
+    expect(Object.keys(SCHEDULERS).sort()).to.deep.equal(Object.keys(QUEUES).sort());
+    redis = await PrivateRedis.start();
+    const port = await freePort();
+    const env = { REDIS_URL: redis.url };
+    const kinds: ServiceKind[] = ['web', 'maintenance', 'calls', 'tenants', 'usage', 'webhooks'];
+    await Promise.all(kinds.map((kind) => services.start(kind, kind === 'web' ? { ...env, PORT: String(port) } : env)));
+    const org = await voiceOrg({ fields: { ceiling: { max_concurrent_calls: CALLS, max_calls_per_hour: 1000 } } });
+
+    // Through the web process, so the calls' Redis state lives in the Redis that will die.
+    const ids: string[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/calls`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+        // 5,000 simulated seconds are 10 s here (SIM_SECOND_MS=2): in progress when Redis dies.
+        body: JSON.stringify({ agent_id: org.agentId, contact_id: org.contactIds[0], simulate: { duration_seconds: 5000 } }),
+      });
+      const body = await res.json();
+      expect(res.status, JSON.stringify(body)).to.equal(201);
+      ids.push(body.id);
+    }
+    const statuses = async () =>
+      Object.fromEntries(
+        (await db.query('SELECT status, count(*)::int AS n FROM calls WHERE id = ANY($1) GROUP BY status', [ids])).map((r: { status: string; n: number }) => [r.status, r.n]),
+      );
+    await waitUntil(`all ${CALLS} calls in progress`, async () => (await statuses()).in_progress === CALLS, 30_000, async () => `${JSON.stringify(await statuses())}\n${services.tails()}`);
+
+    await redis.kill();
+    expect(await statuses(), 'the calls were still in progress when Redis died').to.deep.equal({ in_progress: CALLS });
+    await redis.restart();
+
+    // No request from here on: the workers alone must notice and finish the calls.
+    await waitUntil(`all ${CALLS} calls completed`, async () => (await statuses()).completed === CALLS, 60_000, async () => `${JSON.stringify(await statuses())}\n${services.tails()}`, 250);
+    const [once] = await db.query(
+      `SELECT count(*) FILTER (WHERE charges = 1)::int AS charged_once, count(*) FILTER (WHERE completions = 1)::int AS completed_once
+         FROM (SELECT c.id,
+                      (SELECT count(*) FROM ledger_entries l WHERE l.reference = 'call:' || c.id) AS charges,
+                      (SELECT count(*) FROM call_events e WHERE e.call_id = c.id AND e.event = 'call.completed') AS completions
+                 FROM calls c WHERE c.id = ANY($1)) per_call`,
+      [ids],
+    );
+    expect(once).to.deep.equal({ charged_once: CALLS, completed_once: CALLS });
+
+    const client = createRedis('command', redis.url);
+    await waitForRedis(client, 5000);
+    const queues = (Object.keys(SCHEDULERS) as QueueName[]).map((name) => new Queue(name, { connection: client, prefix: queuePrefix() }));
+    try {
+      const present = async () => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, (await q.getJobSchedulers()).map((s) => s.key).sort()])));
+      await waitUntil('every worker kind upserted its schedulers again', async () => JSON.stringify(await present()) === JSON.stringify(SCHEDULERS), 20_000, present);
+    } finally {
+      await Promise.all(queues.map((q) => q.close()));
+      client.disconnect();
+    }
+  });
+});
