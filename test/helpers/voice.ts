@@ -39,6 +39,18 @@ export async function voiceOrg(options: { contacts?: number; fields?: Record<str
   return { ...org, agentId: agent.body.id, contactIds };
 }
 
+/** POST /v1/calls to a real web process on `port` (not the in-process app); expects 201 and returns the call's id. */
+export async function placeCallThrough(port: number, org: VoiceOrg, simulate: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/v1/calls`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_id: org.agentId, contact_id: org.contactIds[0], simulate }),
+  });
+  const body = await res.json();
+  expect(res.status, JSON.stringify(body)).to.equal(201);
+  return body.id;
+}
+
 /** POST /v1/calls; expects 201 and returns the call. */
 export async function placeCall(org: VoiceOrg, simulate: Record<string, unknown> = {}, contactId = org.contactIds[0]) {
   const res = await request(await app())

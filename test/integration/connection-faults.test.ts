@@ -8,7 +8,7 @@ import { asCaller, expectStatus } from '../helpers/api.js';
 import { freePort, isAlive, ServiceProcesses, SERVICES, waitUntil, type Service, type ServiceKind } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
-import { voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
+import { placeCallThrough, voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
 
 /** How a process's connections are named in pg_stat_activity (src/lib/db.ts `applicationName`). */
 const connectionName = (service: Service) => `ringlane ${SERVICES[service.kind].entry.replace(/^.*\/|\.ts$/g, '')} ${service.child.pid}`;
@@ -42,16 +42,7 @@ describe('Postgres connections terminated under every process kind (pg_terminate
     /** Places calls through the web process, waits until they completed and their call.completed was delivered. */
     const callsGoThrough = async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/v1/calls`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ agent_id: org.agentId, contact_id: org.contactIds[0], simulate: { duration_seconds: 1 } }),
-        });
-        const body = await res.json();
-        expect(res.status, JSON.stringify(body)).to.equal(201);
-        ids.push(body.id);
-      }
+      for (let i = 0; i < 5; i++) ids.push(await placeCallThrough(port, org, { duration_seconds: 1 }));
       const calls = await waitForCalls(org, ids, 30_000);
       expect(calls.map((c) => c.status)).to.deep.equal(Array(ids.length).fill('completed'));
       const delivered = () => new Set(receiver.received.filter((r) => r.body.event === 'call.completed').map((r) => r.body.call_id));

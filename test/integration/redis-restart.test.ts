@@ -10,7 +10,7 @@ import { queuePrefix, QUEUES, type QueueName } from '../../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../../src/lib/redis.js';
 import { freePort, ServiceProcesses, waitUntil, type ServiceKind } from '../helpers/processes.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
-import { voiceOrg } from '../helpers/voice.js';
+import { placeCallThrough, voiceOrg } from '../helpers/voice.js';
 
 /** The job schedulers each queue must have, whatever happened to Redis. */
 const SCHEDULERS: Record<QueueName, string[]> = {
@@ -46,17 +46,8 @@ describe('Redis restarted empty under every worker kind', function () {
 
     // Through the web process, so the calls' Redis state lives in the Redis that will die.
     const ids: string[] = [];
-    for (let i = 0; i < CALLS; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/calls`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
-        // 5,000 simulated seconds are 10 s here (SIM_SECOND_MS=2): in progress when Redis dies.
-        body: JSON.stringify({ agent_id: org.agentId, contact_id: org.contactIds[0], simulate: { duration_seconds: 5000 } }),
-      });
-      const body = await res.json();
-      expect(res.status, JSON.stringify(body)).to.equal(201);
-      ids.push(body.id);
-    }
+    // 5,000 simulated seconds are 10 s here (SIM_SECOND_MS=2): in progress when Redis dies.
+    for (let i = 0; i < CALLS; i++) ids.push(await placeCallThrough(port, org, { duration_seconds: 5000 }));
     const statuses = async () =>
       Object.fromEntries(
         (await db.query('SELECT status, count(*)::int AS n FROM calls WHERE id = ANY($1) GROUP BY status', [ids])).map((r: { status: string; n: number }) => [r.status, r.n]),
