@@ -1,5 +1,5 @@
 // The operator's command line: the same actions as the admin API (CONTRACT.md §3),
-// straight against the database. Every command prints JSON.  npm run ops -- --help
+// straight against the database. Every command prints JSON.  npm run -s ops -- --help
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import Joi from 'joi';
@@ -153,5 +153,12 @@ program
       }
     }),
   );
+
+// `npm run ops` (without -s) has already printed npm's banner on stdout, ahead of the JSON:
+// when that stdout goes to a pipe, say how to get the JSON alone.
+const viaNoisyNpm = process.env.npm_lifecycle_event === 'ops' && process.env.npm_config_loglevel !== 'silent';
+if (viaNoisyNpm && !process.stdout.isTTY) {
+  process.stderr.write('ops: npm printed its "> ringlane@... ops" banner on stdout before this JSON; run `npm run -s ops -- ...` to pipe the JSON alone\n');
+}
 
 await program.parseAsync(process.argv);

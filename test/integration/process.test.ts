@@ -128,14 +128,17 @@ describe('the ops command line', () => {
     expect(rows).to.deep.equal([{ status: 'retrying', n: 3 }, { status: 'succeeded', n: 2 }]);
   });
 
-  it('run as `npm run ops -- <command>`, prints nothing on stdout but the JSON', async function () {
+  it('run as `npm run -s ops -- <command>`, prints nothing on stdout but the JSON; without -s, says so on stderr', async function () {
     this.timeout(120_000); // npm builds the project first
     const org = await createOrg({ name: 'Through npm' });
-    // As from a shell: a surrounding `npm test -s` would pass npm_config_loglevel=silent down,
-    // which hides npm's banner whatever the project's .npmrc says.
+    // As from a shell: a surrounding `npm test -s` would pass npm_config_loglevel=silent down.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
-    const { stdout } = await promisify(execFile)('npm', ['run', 'ops', '--', 'orgs:show', org.id], { env });
-    expect(JSON.parse(stdout)).to.include({ id: org.id, name: 'Through npm' });
+    const quiet = await promisify(execFile)('npm', ['run', '-s', 'ops', '--', 'orgs:show', org.id], { env });
+    expect(JSON.parse(quiet.stdout)).to.include({ id: org.id, name: 'Through npm' });
+    expect(quiet.stderr).to.not.contain('npm run -s ops');
+    const noisy = await promisify(execFile)('npm', ['run', 'ops', '--', 'orgs:show', org.id], { env });
+    expect(noisy.stdout).to.contain('> ringlane@');
+    expect(noisy.stderr).to.contain('run `npm run -s ops -- ...` to pipe the JSON alone');
   });
 
   it('prints a JSON error and exits non-zero on bad input', async function () {
