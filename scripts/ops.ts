@@ -144,7 +144,7 @@ program
         const total = await countFailed(db, filter);
         const bar = new SingleBar({ stream: process.stderr, format: 'retrying failed deliveries [{bar}] {value}/{total} {percentage}%' }, Presets.shades_classic);
         bar.start(total, 0);
-        const queued = await retryFailed(db, new WebhookJobs(queue, redis), filter, (n) => bar.increment(n));
+        const queued = await retryFailed(db, new WebhookJobs(queue), filter, (n) => bar.increment(n));
         bar.stop();
         return { matched: total, queued };
       } finally {

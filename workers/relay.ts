@@ -2,11 +2,8 @@ import { config } from '../src/config.js';
 import { applicationName, db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { listen, type Listener } from '../src/lib/pg-listen.js';
-import { createQueue } from '../src/lib/queues.js';
-import { createRedis } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
 import { relayBatch } from '../src/webhooks/relay.js';
-import { WebhookJobs } from '../src/webhooks/webhook.jobs.js';
 
 /** How long the relay sleeps when nothing notifies it (a missed notification costs at most this). */
 const POLL_MS = 1000;
@@ -21,18 +18,13 @@ async function main(): Promise<void> {
   let wake: (() => void) | null = null;
   let loop: Promise<void> = Promise.resolve();
   let listener: Listener | null = null;
-  // Fails fast while Redis is away: events keep becoming deliveries, and the sweeper queues them later.
-  const redis = createRedis('command');
-  const jobs = new WebhookJobs(createQueue('webhooks', redis), redis);
   // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
   onShutdown('relay', async () => {
     stopping = true;
     wake?.();
     await loop;
     await listener?.close();
-    await jobs.queue.close();
     if (db.isInitialized) await db.destroy();
-    redis.disconnect();
   });
 
   await db.initialize();
@@ -44,7 +36,7 @@ async function main(): Promise<void> {
     while (!stopping) {
       let relayed = 0;
       try {
-        relayed = await relayBatch(db, jobs);
+        relayed = await relayBatch(db);
       } catch (err) {
         logger.error({ err }, 'relay batch failed; retrying');
       }

@@ -14,7 +14,7 @@ export const QUEUES = {
   calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick'],
   tenants: ['apply-state', 'sweep'],
   usage: ['rollup'],
-  webhooks: ['deliver', 'sweep', 'recover', 'purge'],
+  webhooks: ['deliver', 'recover', 'purge'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;

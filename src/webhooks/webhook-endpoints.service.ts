@@ -1,3 +1,5 @@
+import { DELIVERIES_CHANNEL } from './relay.js';
+import { PAUSE_OR_RESUME } from './webhook-delivery.repository.js';
 import type { Actor } from '../auth/actor.js';
 import type { Page } from '../http/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
@@ -89,15 +91,25 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
    * will have: the changed ones with the stored others (a new `extra_payload` can collide
    * with stored aliases). The row is read FOR UPDATE in the writing transaction, so two
    * concurrent changes, each fine against what it read, cannot together store a collision.
-   * Other changes leave the maps alone and do not check them.
+   * Other changes leave the maps alone and do not check them. Disabling an endpoint makes its
+   * pending deliveries wait (not due); enabling it makes them due at once, and the webhooks
+   * workers are told.
    */
   update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
     const update = changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes;
-    if (changes.field_aliases === undefined && changes.extra_payload === undefined) return this.table.update(actor, id, update);
+    const mapsChange = changes.field_aliases !== undefined || changes.extra_payload !== undefined;
+    if (!mapsChange && changes.disabled === undefined) return this.table.update(actor, id, update);
     return db.transaction(async (em) => {
-      const stored = await this.table.findRow(em, actor.org.id, id, true);
-      assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
-      return presentWebhookEndpoint(await this.table.updateRow(em, actor.org.id, id, update));
+      if (mapsChange) {
+        const stored = await this.table.findRow(em, actor.org.id, id, true);
+        assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
+      }
+      const row = await this.table.updateRow(em, actor.org.id, id, update);
+      if (changes.disabled !== undefined) {
+        await em.query(PAUSE_OR_RESUME, [[id]]);
+        await em.query(`SELECT pg_notify($1, '')`, [DELIVERIES_CHANNEL]);
+      }
+      return presentWebhookEndpoint(row);
     });
   }
 

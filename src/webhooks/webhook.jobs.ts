@@ -1,45 +1,70 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { AttemptReport } from './dispatcher.js';
 
+/**
+ * A `deliver` job: one attempt of a delivery, now, whatever its status (a support retry). With
+ * `failed`, it is first the dashboard's record of a delivery whose attempts are used up: it
+ * fails at once, showing the last error, and support's "Retry" on it makes the attempt.
+ */
 export interface DeliverJob {
   deliveryId: string;
-  /** A support retry: send whatever the delivery's status. */
-  manual?: boolean;
+  failed?: { endpointId: string; event: string; error: string | null; responseStatus: number | null; attempts: number };
+  /** Set once the failed record has been shown (so the next run is support's retry). */
+  shown?: boolean;
 }
 export interface RecoverJob {
   endpointId: string;
   since: string;
 }
 
-/** Typed producers of the `webhooks` queue. */
-export class WebhookJobs {
-  constructor(
-    readonly queue: Queue,
-    /** The same connection, for the service-wide metrics kept in Redis. */
-    readonly redis: Redis,
-  ) {}
+/** The dashboard's job for a failed delivery: one per delivery, found by its id. */
+export const failedJobId = (deliveryId: string) => `failed-${deliveryId}`;
 
-  /**
-   * Schedules attempt `attempt` of deliveries. The job id is fixed per delivery and attempt,
-   * so the relay, the worker and the sweeper may all ask for it: it is queued once.
-   */
-  async deliver(items: Array<{ deliveryId: string; attempt: number; delayMs?: number }>): Promise<void> {
-    if (items.length === 0) return;
-    await this.queue.addBulk(
-      items.map(({ deliveryId, attempt, delayMs }) => ({
-        name: 'deliver',
-        data: { deliveryId } satisfies DeliverJob,
-        opts: { jobId: `${deliveryId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), removeOnComplete: true, removeOnFail: true },
-      })),
-    );
-  }
+/** How long finished jobs stay in the dashboard, and how many at most. */
+const KEEP_COMPLETED = { age: 3600, count: 200 };
+const KEEP_FAILED = { age: 30 * 24 * 3600, count: 10_000 };
+
+/** Typed producers of the `webhooks` queue. Deliveries themselves are claimed from Postgres, not queued. */
+export class WebhookJobs {
+  constructor(readonly queue: Queue) {}
 
   /** A support retry, now (a fresh job id: it always runs). */
   async retryNow(deliveryId: string): Promise<void> {
-    await this.queue.add('deliver', { deliveryId, manual: true } satisfies DeliverJob, { removeOnComplete: true, removeOnFail: true });
+    await this.queue.add('deliver', { deliveryId } satisfies DeliverJob, { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_COMPLETED });
   }
 
   async recover(endpointId: string, since: Date): Promise<void> {
     await this.queue.add('recover', { endpointId, since: since.toISOString() } satisfies RecoverJob);
+  }
+
+  /**
+   * Shows deliveries whose attempts are used up as failed jobs in the dashboard, named
+   * `failed-<delivery id>`, with the endpoint, the event and the last answer; a delivery that
+   * failed before is shown again with its latest answer.
+   */
+  async showFailed(reports: AttemptReport[]): Promise<void> {
+    await this.clearFailed(reports.map((r) => r.target.delivery_id));
+    await this.queue.addBulk(
+      reports.map(({ target, recorded }) => ({
+        name: 'deliver',
+        data: {
+          deliveryId: target.delivery_id,
+          failed: {
+            endpointId: target.endpoint_id,
+            event: String(target.payload.event),
+            error: recorded.error,
+            responseStatus: recorded.responseStatus,
+            attempts: target.attempt_count + 1,
+          },
+        } satisfies DeliverJob,
+        opts: { jobId: failedJobId(target.delivery_id), attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
+      })),
+    );
+  }
+
+  /** Takes deliveries off the dashboard's failed list (they are due again, or succeeded). */
+  async clearFailed(deliveryIds: string[]): Promise<void> {
+    // A job being retried right now is locked and stays: it completes or fails on its own.
+    await Promise.all(deliveryIds.map((id) => this.queue.remove(failedJobId(id)).catch(() => 0)));
   }
 }

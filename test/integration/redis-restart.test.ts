@@ -18,7 +18,7 @@ const SCHEDULERS: Record<QueueName, string[]> = {
   calls: ['sweep'],
   tenants: ['sweep'],
   usage: ['rollup'],
-  webhooks: ['purge', 'sweep'],
+  webhooks: ['purge'],
 };
 
 const CALLS = 60;

@@ -1,26 +1,41 @@
-import { DelayedError, type Job } from 'bullmq';
-import { config } from '../../src/config.js';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { db } from '../../src/lib/db.js';
-import { attemptDelivery, EndpointBusyError, EndpointGate } from '../../src/webhooks/deliver.js';
-import { purgeOldDeliveries, retryFailed, sweepDeliveries } from '../../src/webhooks/webhook-maintenance.js';
-import type { DeliverJob, RecoverJob, WebhookJobs } from '../../src/webhooks/webhook.jobs.js';
+import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
+import { purgeOldDeliveries, retryFailed } from '../../src/webhooks/webhook-maintenance.js';
+import { failedJobId, type DeliverJob, type RecoverJob, type WebhookJobs } from '../../src/webhooks/webhook.jobs.js';
 import type { Processors } from '../run-worker.js';
 
-/** The `webhooks` queue: delivery attempts, the sweeper, support recovery, retention. */
-export function webhooksProcessors(jobs: WebhookJobs): Processors<'webhooks'> {
-  const gate = new EndpointGate(config.webhookEndpointConcurrency);
+/** What a failed delivery's job says in the dashboard. */
+const failureSummary = (job: DeliverJob, error: string | null, status: number | null) =>
+  `delivery ${job.deliveryId} (endpoint ${job.failed?.endpointId}, ${job.failed?.event}) failed: ${error ?? 'no answer'}` +
+  `${status === null ? '' : `, last response status ${status}`}`;
+
+/**
+ * The `webhooks` queue. Deliveries are claimed from Postgres by the dispatcher; jobs here are
+ * support's: a retry now (the API's, or "Retry" in the dashboard on a failed delivery's job),
+ * the failed deliveries shown in the dashboard, recovery of an endpoint, and retention.
+ */
+export function webhooksProcessors(jobs: WebhookJobs, dispatcher: Dispatcher): Processors<'webhooks'> {
   return {
-    deliver: async (job: Job<DeliverJob>, token?: string) => {
-      try {
-        await attemptDelivery(db, jobs, gate, job.data.deliveryId, job.data.manual ?? false);
-      } catch (err) {
-        if (!(err instanceof EndpointBusyError)) throw err;
-        // The endpoint is at its limit in this process: come back shortly, without using up an attempt.
-        await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 200), token);
-        throw new DelayedError();
+    deliver: async (job: Job<DeliverJob>) => {
+      const data = job.data;
+      if (data.failed && !data.shown) {
+        // The record of a delivery whose attempts are used up: shown as a failed job, not sent.
+        await job.updateData({ ...data, shown: true });
+        throw new UnrecoverableError(failureSummary(data, data.failed.error, data.failed.responseStatus));
       }
+      const outcome = await dispatcher.deliverNow(data.deliveryId);
+      if (!outcome) return 'no such delivery';
+      const { report, previousStatus } = outcome;
+      if (report.decision.status === 'succeeded') {
+        // A delivery that was failed is not any more: its dashboard job goes (unless it is this one).
+        if (previousStatus === 'failed' && job.id !== failedJobId(data.deliveryId)) await jobs.clearFailed([data.deliveryId]);
+        return `accepted: HTTP ${report.recorded.responseStatus}`;
+      }
+      // Support's retry of a failed delivery that failed again stays in the failed list, with the new answer.
+      if (data.failed) throw new UnrecoverableError(failureSummary(data, report.recorded.error, report.recorded.responseStatus));
+      return `not accepted: ${report.recorded.error}`;
     },
-    sweep: () => sweepDeliveries(db, jobs),
     recover: (job: Job<RecoverJob>) => retryFailed(db, jobs, { endpointId: job.data.endpointId, since: new Date(job.data.since) }),
     purge: () => purgeOldDeliveries(db),
   };

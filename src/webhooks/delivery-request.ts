@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { buildBody } from './payload.js';
+import { signRinglane, signStandardWebhook } from './verify.js';
+
+/** Headers a customer's `custom_headers` can never replace (compared case-insensitively). */
+export const RESERVED_HEADERS = ['content-type', 'x-ringlane-delivery-id', 'x-ringlane-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'];
+
+/** What an attempt needs to know about its delivery, its endpoint and its event. */
+export interface DeliveryTarget {
+  delivery_id: string;
+  attempt_count: number;
+  endpoint_id: string;
+  url: string;
+  secret: string;
+  field_aliases: Record<string, string>;
+  extra_payload: Record<string, unknown>;
+  custom_headers: Record<string, string>;
+  payload: Record<string, unknown>;
+  event_created_at: Date;
+}
+
+/** One attempt, ready to send: the exact bytes that were signed and the headers carrying the signatures. */
+export interface PreparedRequest {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  /** The value of X-Ringlane-Delivery-Id: new for every attempt. */
+  attemptId: string;
+  attemptedAt: Date;
+}
+
+/** The request headers of one attempt: the customer's, then the reserved ones, which win. */
+export function deliveryHeaders(target: { custom_headers: Record<string, string>; secret: string; delivery_id: string }, body: string, attemptId: string, timestamp: number) {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(target.custom_headers)) {
+    if (!RESERVED_HEADERS.includes(name.toLowerCase())) headers[name.toLowerCase()] = value;
+  }
+  return {
+    ...headers,
+    'content-type': 'application/json',
+    'user-agent': 'Ringlane-Webhooks/1.0',
+    'x-ringlane-delivery-id': attemptId,
+    'x-ringlane-signature': signRinglane(body, target.secret),
+    'webhook-id': target.delivery_id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signStandardWebhook(target.delivery_id, timestamp, body, target.secret),
+  };
+}
+
+/**
+ * Stage 1, prepare: the body (SPEC.md §6.1 fields → field_aliases → extra_payload), serialized
+ * once, and the headers signing exactly those bytes, with a fresh attempt id.
+ */
+export function prepareRequest(target: DeliveryTarget, now = new Date()): PreparedRequest {
+  const body = buildBody(target.payload, target);
+  const attemptId = randomUUID();
+  return { url: target.url, body, headers: deliveryHeaders(target, body, attemptId, Math.floor(now.getTime() / 1000)), attemptId, attemptedAt: now };
+}

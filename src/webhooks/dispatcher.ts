@@ -1,0 +1,237 @@
+import { logger } from '../lib/logger.js';
+import type { WebhookMetrics } from '../lib/metrics.js';
+import { attemptError, decide, type Decision, type RetryPolicy } from './delivery-decision.js';
+import { prepareRequest, type DeliveryTarget } from './delivery-request.js';
+import type { DeliverySender, SendResult } from './delivery-send.js';
+import type { RecordedAttempt, WebhookDeliveryRepository } from './webhook-delivery.repository.js';
+
+export interface DispatcherSettings {
+  /** Attempts in flight in this process, all endpoints together. */
+  concurrency: number;
+  /** Attempts in flight in this process to any one endpoint. */
+  endpointConcurrency: number;
+  /** How long a claimed delivery is held before another worker may take it (it must outlast its wait and its attempt). */
+  leaseSeconds: number;
+  /** How often Postgres is asked for due deliveries when nothing says there are new ones. */
+  pollMs: number;
+  disableAfterHours: number;
+  policy: RetryPolicy;
+}
+
+/** Attempts recorded together: whichever comes first, this many or this long after the first. */
+const RECORD_BATCH = 200;
+const RECORD_WAIT_MS = 10;
+
+/** What became of one attempt, once recorded. */
+export interface AttemptReport {
+  target: DeliveryTarget;
+  result: SendResult;
+  decision: Decision;
+  recorded: RecordedAttempt;
+}
+
+export interface DispatcherHooks {
+  /** Deliveries that became `failed` (attempts used up, or 410 Gone), after they were recorded. */
+  onFailed?: (reports: AttemptReport[]) => Promise<void>;
+}
+
+interface Lane {
+  inFlight: number;
+  waiting: DeliveryTarget[];
+}
+
+/**
+ * The webhooks worker's delivery loop. Postgres is the queue: due deliveries are claimed in
+ * batches (fair: at most a few per endpoint per claim, and none for an endpoint whose lane is
+ * full) and wait in per-endpoint lanes in memory; each lane sends at most
+ * `endpointConcurrency` at once, so a slow receiver holds its own lane and nothing else, and a
+ * delivery held back costs nothing (it is not claimed until there is room). Each attempt goes
+ * through the stages prepare → send → decide → record, and attempts are recorded in batches,
+ * one statement each.
+ */
+export class Dispatcher {
+  private readonly lanes = new Map<string, Lane>();
+  /** Lanes with a waiting delivery and room to send it, in the order they became ready. */
+  private readonly ready: string[] = [];
+  private inFlight = 0;
+  private waiting = 0;
+  private claiming: Promise<void> | null = null;
+  private claimAgain = false;
+  private stopped = false;
+  private poll: NodeJS.Timeout | null = null;
+  private readonly sends = new Set<Promise<void>>();
+  private batch: Array<{ report: AttemptReport; done: () => void; failed: (err: unknown) => void }> = [];
+  private batchTimer: NodeJS.Timeout | null = null;
+  private recording: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly repository: WebhookDeliveryRepository,
+    private readonly sender: DeliverySender,
+    private readonly metrics: WebhookMetrics,
+    private readonly settings: DispatcherSettings,
+    private readonly hooks: DispatcherHooks = {},
+  ) {}
+
+  start(): void {
+    this.poll = setInterval(() => this.wake(), this.settings.pollMs);
+    this.wake();
+  }
+
+  /** New deliveries may be due (a notification, a support action): claim now. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = this.claim().finally(() => {
+      this.claiming = null;
+      if (this.claimAgain) {
+        this.claimAgain = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** The room a claim may fill: twice the concurrency, so lanes have the next delivery at hand. */
+  private room(): number {
+    return 2 * this.settings.concurrency - this.inFlight - this.waiting;
+  }
+
+  private async claim(): Promise<void> {
+    const room = this.room();
+    // Claim in useful amounts: a claim costs one round trip whatever it brings.
+    if (room < Math.max(1, Math.floor(this.settings.concurrency / 4))) return;
+    const perEndpoint = 2 * this.settings.endpointConcurrency;
+    const full = [...this.lanes].filter(([, lane]) => lane.inFlight + lane.waiting.length >= perEndpoint).map(([id]) => id);
+    let targets: DeliveryTarget[];
+    try {
+      targets = await this.repository.claimDue(room, perEndpoint, full, this.settings.leaseSeconds);
+    } catch (err) {
+      logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
+      return;
+    }
+    for (const target of targets) this.enqueue(target);
+    this.pump();
+    // A full claim means more is due: claim again once there is room.
+    if (targets.length === room) this.claimAgain = true;
+  }
+
+  private enqueue(target: DeliveryTarget): void {
+    let lane = this.lanes.get(target.endpoint_id);
+    if (!lane) {
+      lane = { inFlight: 0, waiting: [] };
+      this.lanes.set(target.endpoint_id, lane);
+    }
+    lane.waiting.push(target);
+    this.waiting++;
+    if (lane.waiting.length === 1 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(target.endpoint_id);
+  }
+
+  /** Starts attempts from the ready lanes, round robin, up to the process's concurrency. */
+  private pump(): void {
+    while (this.inFlight < this.settings.concurrency && this.ready.length > 0) {
+      const endpointId = this.ready.shift()!;
+      const lane = this.lanes.get(endpointId)!;
+      const target = lane.waiting.shift()!;
+      this.waiting--;
+      lane.inFlight++;
+      this.inFlight++;
+      if (lane.waiting.length > 0 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(endpointId);
+      const send: Promise<void> = this.attempt(target)
+        .then(() => undefined)
+        .catch((err) => logger.error({ err, deliveryId: target.delivery_id }, 'webhooks: attempt not recorded; its lease ends and it is tried again'))
+        .finally(() => {
+          this.sends.delete(send);
+          this.inFlight--;
+          lane.inFlight--;
+          if (lane.waiting.length > 0 && lane.inFlight === this.settings.endpointConcurrency - 1) this.ready.push(endpointId);
+          if (lane.inFlight === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId);
+          this.pump();
+          if (this.room() >= this.settings.concurrency / 2) this.wake();
+        });
+      this.sends.add(send);
+    }
+  }
+
+  /** One attempt through every stage: prepare, send, decide, record. Resolves once recorded. */
+  async attempt(target: DeliveryTarget): Promise<AttemptReport> {
+    const request = prepareRequest(target);
+    const result = await this.sender.send(request);
+    const attempt = target.attempt_count + 1;
+    const decision = decide(result, attempt, this.settings.policy);
+    const recorded: RecordedAttempt = {
+      deliveryId: target.delivery_id,
+      endpointId: target.endpoint_id,
+      attemptId: request.attemptId,
+      attemptedAt: request.attemptedAt,
+      responseStatus: 'status' in result ? result.status : null,
+      durationMs: result.durationMs,
+      error: attemptError(result),
+      responseBody: 'body' in result ? result.body : null,
+      status: decision.status,
+      nextAttemptAt: decision.status === 'retrying' ? new Date(Date.now() + decision.retryInMs) : null,
+      endpointGone: decision.status === 'failed' && decision.reason === 'gone',
+    };
+    const report = { target, result, decision, recorded };
+    this.metrics.countAttempt(result.kind === 'rejected' ? 'failed_status' : result.kind === 'accepted' ? 'succeeded' : result.kind);
+    await new Promise<void>((done, failed) => {
+      this.batch.push({ report, done, failed });
+      if (this.batch.length >= RECORD_BATCH) this.flush();
+      else this.batchTimer ??= setTimeout(() => this.flush(), RECORD_WAIT_MS);
+    });
+    return report;
+  }
+
+  /** Records the attempts gathered so far, in one statement, after the batch before it. */
+  private flush(): void {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = null;
+    const batch = this.batch;
+    this.batch = [];
+    if (batch.length === 0) return;
+    this.recording = this.recording.then(async () => {
+      try {
+        const disabled = await this.repository.record(batch.map((b) => b.report.recorded), this.settings.disableAfterHours);
+        // A disabled endpoint's other deliveries wait, not due, until it is enabled again.
+        await this.repository.pauseOrResume(disabled);
+        const now = Date.now();
+        for (const { report } of batch) {
+          if (report.decision.status === 'succeeded') this.metrics.observeLatency((now - new Date(report.target.event_created_at).getTime()) / 1000);
+        }
+        const failed = batch.filter((b) => b.report.decision.status === 'failed').map((b) => b.report);
+        if (failed.length > 0) await this.hooks.onFailed?.(failed).catch((err) => logger.warn({ err }, 'webhooks: failed deliveries not shown in the queue'));
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.failed(err);
+      }
+    });
+  }
+
+  /**
+   * A support retry: one attempt of the delivery now, whatever its status, outside the lanes.
+   * Resolves once recorded, with the delivery's status before it; null for an unknown delivery.
+   */
+  async deliverNow(deliveryId: string): Promise<{ report: AttemptReport; previousStatus: string } | null> {
+    const target = await this.repository.findTarget(deliveryId);
+    if (!target) return null;
+    return { report: await this.attempt(target), previousStatus: target.status };
+  }
+
+  /**
+   * Stops claiming, lets the attempts in flight finish and be recorded, and gives back the
+   * deliveries claimed but not attempted, so another worker takes them at once.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.poll) clearInterval(this.poll);
+    await this.claiming;
+    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0).map((t) => t.delivery_id));
+    this.ready.length = 0;
+    this.waiting = 0;
+    await Promise.all(this.sends);
+    this.flush();
+    await this.recording;
+    await this.repository.release(unsent).catch((err) => logger.warn({ err }, 'webhooks: leases not given back; they end on their own'));
+  }
+}
