@@ -57,7 +57,8 @@ export class WebhookJobs {
             attempts: target.attempt_count + 1,
           },
         } satisfies DeliverJob,
-        opts: { jobId: failedJobId(target.delivery_id), attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
+        // No stack trace: the dashboard shows support the answer, not our code's frames.
+        opts: { jobId: failedJobId(target.delivery_id), attempts: 1, stackTraceLimit: 0, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
       })),
     );
   }
