@@ -57,6 +57,10 @@ export class Dispatcher {
   private waiting = 0;
   private claiming: Promise<void> | null = null;
   private claimAgain = false;
+  /** The last claim filled all its room: more of anything may be due. */
+  private roomLimited = false;
+  /** Endpoints the last claims left due deliveries of (their quota was reached, or their lane was full). */
+  private readonly quotaLimited = new Set<string>();
   private stopped = false;
   private poll: NodeJS.Timeout | null = null;
   private readonly sends = new Set<Promise<void>>();
@@ -102,19 +106,37 @@ export class Dispatcher {
     const room = this.room();
     // Claim in useful amounts: a claim costs one round trip whatever it brings.
     if (room < Math.max(1, Math.floor(this.settings.concurrency / 4))) return;
-    const perEndpoint = 2 * this.settings.endpointConcurrency;
-    const full = [...this.lanes].filter(([, lane]) => lane.inFlight + lane.waiting.length >= perEndpoint).map(([id]) => id);
+    // A lane takes more once it is down to `endpointConcurrency` (in flight and waiting), then
+    // up to twice that: one claim serves many attempts, and the lane never runs dry meanwhile.
+    const cap = this.settings.endpointConcurrency;
+    const full = [...this.lanes].filter(([, lane]) => lane.inFlight + lane.waiting.length > cap).map(([id]) => id);
     let targets: DeliveryTarget[];
     try {
-      targets = await this.repository.claimDue(room, perEndpoint, full, this.settings.leaseSeconds);
+      targets = await this.repository.claimDue(room, 2 * cap, full, this.settings.leaseSeconds);
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
       return;
     }
-    for (const target of targets) this.enqueue(target);
+    const perEndpoint = new Map<string, number>();
+    for (const target of targets) {
+      this.enqueue(target);
+      perEndpoint.set(target.endpoint_id, (perEndpoint.get(target.endpoint_id) ?? 0) + 1);
+    }
+    this.roomLimited = targets.length === room;
+    this.quotaLimited.clear();
+    for (const id of full) this.quotaLimited.add(id);
+    for (const [id, n] of perEndpoint) if (n === 2 * cap) this.quotaLimited.add(id);
     this.pump();
-    // A full claim means more is due: claim again once there is room.
-    if (targets.length === room) this.claimAgain = true;
+  }
+
+  /**
+   * After an attempt: claim again only when it can bring something, so a busy endpoint costs a
+   * claim per batch, not per delivery (new deliveries and retries coming due wake the
+   * dispatcher through NOTIFY and the poll).
+   */
+  private afterAttempt(endpointId: string, lane: Lane): void {
+    const drained = this.quotaLimited.has(endpointId) && lane.inFlight + lane.waiting.length === this.settings.endpointConcurrency;
+    if (drained || (this.roomLimited && this.room() >= this.settings.concurrency)) this.wake();
   }
 
   private enqueue(target: DeliveryTarget): void {
@@ -148,7 +170,7 @@ export class Dispatcher {
           if (lane.waiting.length > 0 && lane.inFlight === this.settings.endpointConcurrency - 1) this.ready.push(endpointId);
           if (lane.inFlight === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId);
           this.pump();
-          if (this.room() >= this.settings.concurrency / 2) this.wake();
+          this.afterAttempt(endpointId, lane);
         });
       this.sends.add(send);
     }
