@@ -4,11 +4,11 @@
 // SIGTERM, or when one of them exits, it stops them all (SIGTERM, so each finishes its in-flight
 // work), and only then the embedded Postgres, which they need until they are done.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import readline from 'node:readline';
 import { Redis } from 'ioredis';
 import { config, DEFAULT_DATABASE_URL } from '../src/config.js';
 import { ensureDatabase, runMigrations } from '../src/lib/migrate.js';
+import { procfileProcesses } from './procfile.js';
 
 const projectDir = process.cwd();
 const say = (line: string) => process.stdout.write(`[start] ${line}\n`);
@@ -50,15 +50,6 @@ async function checkRedis(url: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
-}
-
-/** The Procfile's process lines other than `release`. */
-function procfileProcesses(): Array<{ name: string; command: string }> {
-  return readFileSync(`${projectDir}/Procfile`, 'utf8')
-    .split('\n')
-    .map((line) => /^([A-Za-z0-9_-]+):\s*(.+)$/.exec(line.trim()))
-    .filter((m): m is RegExpExecArray => m !== null && m[1] !== 'release')
-    .map((m) => ({ name: m[1], command: m[2] }));
 }
 
 function prefixLines(stream: NodeJS.ReadableStream, name: string, out: NodeJS.WritableStream): void {
@@ -123,7 +114,7 @@ async function main(): Promise<void> {
   say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
   if (stopping) return;
 
-  for (const { name, command } of procfileProcesses()) {
+  for (const { name, command } of procfileProcesses(projectDir)) {
     // `exec` makes the shell become the process, so signals reach it rather than the shell.
     // The processes stay in this process group (which is not the terminal's), so a Ctrl-C
     // reaches them only through stop(), and scripts/start.ts can clean up after a crash.

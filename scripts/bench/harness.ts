@@ -1,8 +1,11 @@
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
+import { procfileProcesses } from '../procfile.js';
 
 /** Creates (if needed) and migrates the benchmark's own database; returns its URL. */
 export async function benchDatabase(name: string, options: { fresh?: boolean } = {}): Promise<string> {
@@ -26,19 +29,22 @@ export async function benchDatabase(name: string, options: { fresh?: boolean } =
  * for 20 s at most): for processes without an HTTP port, such as workers.
  * With BENCH_CPU_PROFILE=<dir>, each process writes a V8 CPU profile there when it exits.
  */
-export async function startProcess(entry: string, env: Record<string, string>, ready: () => Promise<boolean>): Promise<ChildProcess> {
+export async function startProcess(entry: string, env: Record<string, string>, ready: (child: ChildProcess) => Promise<boolean>): Promise<ChildProcess> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
   const execArgv = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-  const child = fork(entry, { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = track(fork(entry, { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
   const deadline = Date.now() + 20_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${entry} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+    if (hasExited(child)) throw new Error(`${entry} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
     try {
-      if (await ready()) return child;
+      if (await ready(child)) return child;
     } catch {
       // not up yet
     }
-    if (Date.now() > deadline) throw new Error(`${entry} did not start`);
+    if (Date.now() > deadline) {
+      await stopServer(child);
+      throw new Error(`${entry} did not start`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -48,10 +54,66 @@ export function startServer(entry: string, env: Record<string, string>, readyUrl
   return startProcess(entry, env, async () => (await fetch(readyUrl)).ok);
 }
 
+const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** Every child a benchmark started and has not stopped: runBench stops them, however it ends. */
+const children = new Set<ChildProcess>();
+
+/** Registers a child so it is stopped when the benchmark ends, even on failure. */
+export function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** How long a process gets to finish its in-flight work on SIGTERM before it is killed. */
+const STOP_GRACE_MS = 30_000;
+
+/** SIGTERM, then SIGKILL if it is still there after the grace; resolves once it has exited. */
 export async function stopServer(child: ChildProcess): Promise<void> {
+  if (hasExited(child)) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
   await exited;
+  clearTimeout(timer);
+}
+
+/** Stops every child still running, all at once. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...children].map(stopServer));
+}
+
+/** A running process of the Procfile: its line's name and its child. */
+export interface ProcfileProcess {
+  name: string;
+  child: ChildProcess;
+}
+
+/**
+ * Starts the Procfile's process lines (all but `release`, or those named in `only`), each as
+ * its own compiled entry with `env`, and waits until each is ready: `web` when its /readyz
+ * answers on `env.PORT`; the others once they hold a Postgres connection, which every process
+ * opens at start (its application_name ends with its pid, src/lib/db.ts). A process that is
+ * connected may still be registering its queue consumers: a first load through the system is
+ * what shows it works end to end.
+ */
+export async function startProcfile(client: pg.Pool, env: Record<string, string>, only?: string[]): Promise<ProcfileProcess[]> {
+  const lines = procfileProcesses(process.cwd()).filter((p) => !only || only.includes(p.name));
+  const database = new URL(env.DATABASE_URL).pathname.slice(1);
+  const connected = async (child: ChildProcess) => {
+    const { rowCount } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% ' || $2`, [database, String(child.pid)]);
+    return (rowCount ?? 0) > 0;
+  };
+  const answers = async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).ok;
+  return Promise.all(
+    lines.map(async ({ name, command }) => {
+      // Procfile lines are `node <compiled entry>`; started with fork so that BENCH_CPU_PROFILE applies.
+      const [program, entry, ...rest] = command.split(/\s+/);
+      if (program !== 'node' || !entry || rest.length) throw new Error(`Procfile ${name}: expected "node <entry>", got "${command}"`);
+      return { name, child: await startProcess(entry, env, name === 'web' ? answers : connected) };
+    }),
+  );
 }
 
 export interface LoadResult {
@@ -100,13 +162,183 @@ export function load(tool: 'wrk' | 'autocannon', url: string, headers: Record<st
 
 export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** Runs a benchmark's main function and exits with its outcome (servers it started are children). */
+/**
+ * Runs a benchmark's main function and exits with its outcome. Whatever way it ends (done,
+ * failed, or SIGINT/SIGTERM/SIGHUP to this process alone), every child still running is
+ * stopped first, so no server or worker outlives the benchmark.
+ */
 export function runBench(main: () => Promise<void>): void {
+  let finishing = false;
+  const finish = (code: number) => {
+    finishing = true;
+    stopAll().finally(() => process.exit(code));
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`${signal}: stopping the benchmark's processes\n`);
+      finish(130);
+    });
+  }
   main().then(
-    () => process.exit(0),
+    () => finish(0),
     (err) => {
+      // Once stopping on a signal, main fails because its processes go away: not news.
+      if (finishing) return;
       console.error(err);
-      process.exit(1);
+      finish(1);
     },
   );
 }
+
+/** JSON over HTTP to the API with at most `connections` requests in flight; a non-2xx answer throws. */
+export function apiClient(base: string, connections: number) {
+  const dispatcher = new Agent({ connections, pipelining: 1 });
+  return {
+    async request(method: string, path: string, token: string, body?: unknown): Promise<any> {
+      const res = await undiciFetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher,
+      });
+      const json = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+let clockTicks: number | undefined;
+
+export interface ProcessStat {
+  /** utime + stime, in ms. */
+  cpuMs: number;
+  ppid: number;
+  /** When the process started (clock ticks since boot): tells a reused pid from the process seen before. */
+  startTicks: number;
+}
+
+/** A process's /proc/<pid>/stat, or null when it is gone or not on this machine. */
+export function processStat(pid: number): ProcessStat | null {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 4 (ppid), 14 (utime), 15 (stime) and 22 (starttime), counted from 3 here.
+  return { ppid: Number(f[1]), cpuMs: ((Number(f[11]) + Number(f[12])) * 1000) / clockTicks, startTicks: Number(f[19]) };
+}
+
+export interface CpuSource {
+  pid: number;
+  label: string;
+}
+
+/**
+ * CPU time per label over a window. `discover` names the processes to watch, and is asked
+ * again at every sample, so processes that appear during the window (a new Postgres backend)
+ * are counted from zero; a process that exits during the window keeps its last sample, which
+ * is why sampling is periodic rather than only at both ends.
+ */
+export class CpuSampler {
+  private readonly seen = new Map<number, { label: string; startTicks: number; first: number; last: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private sampling: Promise<void> = Promise.resolve();
+  private startedAt = 0;
+
+  constructor(
+    private readonly discover: () => Promise<CpuSource[]>,
+    private readonly intervalMs = 250,
+  ) {}
+
+  async start(): Promise<void> {
+    this.seen.clear();
+    this.startedAt = performance.now();
+    await this.sample(true);
+    this.timer = setInterval(() => {
+      // One sample at a time: a slow pg_stat_activity read must not pile samples up.
+      this.sampling = this.sampling.then(() => this.sample(false)).catch(() => undefined);
+    }, this.intervalMs);
+  }
+
+  /** Ends the window: the CPU ms of each label and how many processes it covered. */
+  async stop(): Promise<{ seconds: number; byLabel: Map<string, { ms: number; processes: number }> }> {
+    clearInterval(this.timer);
+    await this.sampling;
+    await this.sample(false);
+    const byLabel = new Map<string, { ms: number; processes: number }>();
+    for (const { label, first, last } of this.seen.values()) {
+      const entry = byLabel.get(label) ?? { ms: 0, processes: 0 };
+      entry.ms += last - first;
+      entry.processes++;
+      byLabel.set(label, entry);
+    }
+    return { seconds: (performance.now() - this.startedAt) / 1000, byLabel };
+  }
+
+  private async sample(initial: boolean): Promise<void> {
+    const labels = new Map((await this.discover()).map((s) => [s.pid, s.label]));
+    // Known processes too, discovered or not now (a backend whose client went away may still run).
+    for (const pid of new Set([...labels.keys(), ...this.seen.keys()])) {
+      const stat = processStat(pid);
+      const entry = this.seen.get(pid);
+      if (entry) {
+        if (stat && stat.startTicks === entry.startTicks) entry.last = stat.cpuMs;
+      } else if (stat) {
+        this.seen.set(pid, { label: labels.get(pid)!, startTicks: stat.startTicks, first: initial ? stat.cpuMs : 0, last: stat.cpuMs });
+      }
+    }
+  }
+}
+
+/** The application_name of a benchmark's own Postgres connections (bookkeeping, sampling). */
+export const BENCH_APPLICATION_NAME = 'ringlane-bench';
+
+/**
+ * Postgres connections for a benchmark's own reads (a pool: sampling runs beside bookkeeping),
+ * named so that their backends are not counted as the system's.
+ */
+export function benchPool(url: string): pg.Pool {
+  return new pg.Pool({ connectionString: url, application_name: BENCH_APPLICATION_NAME, max: 4 });
+}
+
+/**
+ * What a CPU table covers, asked again at every sample: each running process of the Procfile
+ * (labelled by its line), the Postgres backends of `database` labelled `postgres ← <process>`
+ * by the process they serve (their application_name ends with its pid, src/lib/db.ts;
+ * `postgres ← bench` for the benchmark's own, `postgres ← other` for autovacuum and the
+ * like), Postgres's shared processes (postmaster, checkpointer, WAL writer...) as
+ * `postgres background`, the redis-server as `redis-server`, and this process as `bench`.
+ */
+export function systemCpuSources(client: pg.Pool, database: string, processes: ProcfileProcess[], redisPid: number | null): () => Promise<CpuSource[]> {
+  const names = new Map(processes.map((p) => [p.child.pid!, p.name]));
+  let postmaster: number | null = null;
+  return async () => {
+    const { rows } = await client.query<{ pid: number; datname: string | null; application_name: string }>(
+      `SELECT pid, datname, application_name FROM pg_stat_activity WHERE datname = $1 OR datname IS NULL`,
+      [database],
+    );
+    const sources: CpuSource[] = processes.map((p) => ({ pid: p.child.pid!, label: p.name }));
+    sources.push({ pid: process.pid, label: 'bench' });
+    if (redisPid) sources.push({ pid: redisPid, label: 'redis-server' });
+    for (const { pid, datname, application_name: name } of rows) {
+      if (datname === null) {
+        sources.push({ pid, label: 'postgres background' });
+        continue;
+      }
+      const served = name === BENCH_APPLICATION_NAME ? 'bench' : (names.get(Number(/ (\d+)$/.exec(name)?.[1])) ?? 'other');
+      sources.push({ pid, label: `postgres ← ${served}` });
+    }
+    postmaster ??= rows.length ? (processStat(rows[0].pid)?.ppid ?? null) : null;
+    if (postmaster) sources.push({ pid: postmaster, label: 'postgres background' });
+    return sources;
+  };
+}
+
+/** The p-th percentile (nearest rank) of ascending `sorted`. */
+export const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];

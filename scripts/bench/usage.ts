@@ -9,7 +9,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { createDataSource } from '../../src/lib/db.js';
 import { formatMoney } from '../../src/lib/money.js';
 import { rollUp } from '../../src/usage/usage-rollup.js';
-import { benchDatabase, startServer, stopServer, runBench } from './harness.js';
+import { benchDatabase, percentile, startServer, stopServer, runBench } from './harness.js';
 
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
 const CALL_ROWS = Number(process.env.BENCH_CALL_ROWS ?? 200_000);
@@ -57,8 +57,6 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
   // What autovacuum does soon after a bulk load; measuring before it would measure its work too.
   await client.query('VACUUM (ANALYZE) ledger_entries, calls');
 }
-
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });

@@ -1,19 +1,51 @@
-// npm run bench:webhooks — end-to-end webhook delivery, events committed → signed POSTs accepted
-// by a local receiver (node:http, keep-alive, 200 at once, records the receipt time of each
-// webhook-id). The compiled relay fans call events out of the outbox; one compiled `webhooks`
-// worker POSTs them (WEBHOOKS_WORKER_CONCURRENCY, default 100). In one run:
-//   1. warm-up: BENCH_WARMUP (2,000) deliveries, not measured (JIT, connections);
-//   2. throughput: BENCH_DELIVERIES (20,000) events committed in INSERTs of BENCH_BATCH (500) as
-//      fast as Postgres takes them → deliveries/s from the first commit to the last receipt;
-//   3. bare loop: got POSTs of the same requests (bodies and headers) to the same receiver at the
-//      same concurrency with a keep-alive agent, from a separate process as the worker is →
-//      requests/s, and the ratio of 2 to it (target ≥ 0.5);
-//   4. latency: BENCH_DELIVERIES events again, paced (an INSERT every 20 ms) at the target load,
-//      half the bare loop's rate, or half the throughput of 2 when that is less (or BENCH_RATE)
-//      → p50/p99 of receipt − commit per event (target p99 < 250 ms).
-// With BENCH_CPU_PROFILE=<dir>, the relay and the worker write V8 CPU profiles there.
-// Its own database (ringlane_bench_webhooks, dropped and re-created at each run) and its own
-// Redis prefix ({ringlane_bench_webhooks}, cleared at start).
+// npm run bench:webhooks — webhook delivery measured on the whole system, driven from outside.
+//
+// The system: every Procfile line but `release`, each its compiled entry (dist/src/server.js,
+// dist/workers/*.js) as one process with default settings, on the bench's own database
+// (ringlane_bench_webhooks, dropped and re-created at each run) and Redis prefix
+// ({ringlane_bench_webhooks}, cleared at start). The only settings given: DATABASE_URL,
+// REDIS_PREFIX, PORT, OPERATOR_TOKEN, LOG_LEVEL=warn, NODE_ENV=production,
+// WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (the receivers are on 127.0.0.1, which production refuses),
+// and the simulated carrier's SIM_RING_MS / SIM_SECOND_MS (50 / 50 unless set, so a 1-second
+// call rings 50 ms and lasts 50 ms). Concurrency settings stay at their defaults; the bench reads
+// the effective values from src/config.ts for the bare loop's in-flight count.
+// The bench uses the HTTP API (admin API for organizations, /v1/agents, /v1/contacts,
+// /v1/webhook-endpoints, POST /v1/calls) and reads Postgres for bookkeeping only: which events
+// were committed and when (call_events.created_at).
+//
+// Receivers: node:http servers in this process, one port per endpoint (each endpoint its own
+// origin, as real ones are), keep-alive, answering 200 at once (the slow one after
+// BENCH_SLOW_MS). Each records the receipt time of each delivery, keyed by its event (the
+// body's call_id and sequence), with the body and headers.
+//
+// Scenarios, in one run, after BENCH_WARMUP_CALLS calls that are not measured (JIT, connections,
+// and the proof that every process consumes its queue):
+//   (a) one organization, one endpoint: BENCH_CALLS calls;
+//   (b) BENCH_ENDPOINTS organizations with one endpoint each (an event goes to each endpoint of
+//       its organization, so this spreads the events): BENCH_CALLS calls round-robin over them;
+//   (c) BENCH_FAST_ENDPOINTS of (b)'s organizations: BENCH_CALLS calls round-robin; then the
+//       same again plus one organization whose endpoint answers after BENCH_SLOW_MS, given as
+//       many calls as each fast one. Compares the fast endpoints' arrival p99 (target ≤ 2×);
+//   (d) every process stopped but relay and webhooks: one organization, one endpoint,
+//       BENCH_DIRECT_EVENTS events committed directly into call_events in INSERTs of
+//       BENCH_BATCH as fast as Postgres takes them (the bench's former, relay+worker-only mode).
+// Calls are POST /v1/calls with BENCH_IN_FLIGHT requests in flight, simulate {duration_seconds: 1};
+// each makes 4 events (queued, ringing, in_progress, completed), each owed one delivery.
+//
+// Printed per scenario: events committed/s (call_events.created_at, first to last); deliveries/s
+// (distinct deliveries received ÷ first commit → last receipt); the backlog (deliveries owed but
+// not received) when the last call was placed and when the load stopped (its last event
+// committed), and when it drained (or what was left after BENCH_DRAIN_SECONDS); arrival p50/p99
+// = receipt time − the event's created_at (when it entered the outbox); a bare `got` loop in a
+// separate process POSTing the same recorded requests to the same receivers with as many in
+// flight as the system can have for those endpoints, and deliveries/s ÷ its rate; the CPU time
+// of every process from the load's start until drained (/proc/<pid>/stat), per delivery.
+//
+// Environment (defaults): BENCH_CALLS (2000), BENCH_IN_FLIGHT (32), BENCH_ENDPOINTS (1000),
+// BENCH_FAST_ENDPOINTS (100), BENCH_SLOW_MS (5000), BENCH_WARMUP_CALLS (200),
+// BENCH_DIRECT_EVENTS (8000), BENCH_BATCH (500), BENCH_DRAIN_SECONDS (120), BENCH_PORT (3905),
+// SIM_RING_MS (50), SIM_SECOND_MS (50), BENCH_DATABASE_URL, REDIS_URL; BENCH_CPU_PROFILE=<dir>
+// makes every process write a V8 CPU profile there.
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -21,41 +53,333 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Queue } from 'bullmq';
 import got from 'got';
 import { Redis } from 'ioredis';
-import pg from 'pg';
-import { benchDatabase, runBench, startProcess, stopServer } from './harness.js';
+import type pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.js';
+import {
+  apiClient,
+  benchPool,
+  benchDatabase,
+  CpuSampler,
+  percentile,
+  processStat,
+  runBench,
+  startProcfile,
+  stopServer,
+  systemCpuSources,
+  track,
+  type ProcfileProcess,
+} from './harness.js';
 
-const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 20_000);
-const BATCH = Number(process.env.BENCH_BATCH ?? 500);
-const RATE = Number(process.env.BENCH_RATE ?? 0);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 2_000);
-const CONCURRENCY = Number(process.env.WEBHOOKS_WORKER_CONCURRENCY ?? 100);
-// One endpoint receives everything here: its per-endpoint cap (a fairness guard between
-// endpoints, default 10) is raised to the worker's concurrency unless set explicitly.
-const ENDPOINT_CONCURRENCY = Number(process.env.BENCH_ENDPOINT_CONCURRENCY ?? CONCURRENCY);
+const numberFrom = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const CALLS = numberFrom('BENCH_CALLS', 2000);
+const IN_FLIGHT = numberFrom('BENCH_IN_FLIGHT', 32);
+const SPREAD_ENDPOINTS = numberFrom('BENCH_ENDPOINTS', 1000);
+const FAST_ENDPOINTS = Math.min(SPREAD_ENDPOINTS, numberFrom('BENCH_FAST_ENDPOINTS', 100));
+const SLOW_MS = numberFrom('BENCH_SLOW_MS', 5000);
+const WARMUP_CALLS = numberFrom('BENCH_WARMUP_CALLS', 200);
+const DIRECT_EVENTS = numberFrom('BENCH_DIRECT_EVENTS', 8000);
+const BATCH = numberFrom('BENCH_BATCH', 500);
+const DRAIN_SECONDS = numberFrom('BENCH_DRAIN_SECONDS', 120);
+const PORT = numberFrom('BENCH_PORT', 3905);
+const SIM = { SIM_RING_MS: process.env.SIM_RING_MS ?? '50', SIM_SECOND_MS: process.env.SIM_SECOND_MS ?? '50' };
 const DATABASE = 'ringlane_bench_webhooks';
 const REDIS_PREFIX = '{ringlane_bench_webhooks}';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
 const BODIES_FILE = `/tmp/ringlane-bench-webhooks-${process.pid}.json`;
 const SECRET = 'whsec_' + Buffer.from('bench: a thirty-two byte secret!').toString('base64');
 const EVENTS = ['call.queued', 'call.ringing', 'call.in_progress', 'call.completed'];
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Wall-clock ms with sub-ms precision, comparable with Postgres timestamps (same machine). */
+const wallClock = () => performance.timeOrigin + performance.now();
 
+/** What the bare loop replays: one delivery as it arrived. */
 interface Sample {
+  url: string;
   body: string;
   headers: Record<string, string>;
 }
 
-/** The bare loop (run in a child process): `samples` POSTed with got at `concurrency`; reports rate and latencies. */
-async function bareLoop(file: string, url: string, concurrency: number): Promise<void> {
+interface Receipt extends Sample {
+  at: number;
+}
+
+/** Headers of the connection and framing, which the bare loop's client sets itself. */
+const CONNECTION_HEADERS = ['host', 'connection', 'content-length', 'transfer-encoding'];
+
+/** The receivers: one node:http server (port) per endpoint, recording the first receipt of each event. */
+class Receiver {
+  readonly urls: string[] = [];
+  private readonly servers: http.Server[] = [];
+  /** Per endpoint: `call_id:sequence` → its first receipt. */
+  private received: Array<Map<string, Receipt>> = [];
+  /** Every request, redeliveries included. */
+  requests = 0;
+  /** Off while a bare loop runs: its requests are not deliveries. */
+  recording = true;
+
+  /** A new endpoint answering 200 after `delayMs`; returns its index. */
+  async add(delayMs = 0): Promise<number> {
+    // The index is taken before the first await: endpoints are added concurrently.
+    const index = this.received.length;
+    this.received.push(new Map());
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const at = wallClock();
+        if (this.recording) this.record(index, at, req.headers, Buffer.concat(chunks).toString('utf8'));
+        const answer = () => {
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        };
+        if (delayMs > 0) setTimeout(answer, delayMs);
+        else answer();
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.headersTimeout = 61_000;
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    this.servers[index] = server;
+    this.urls[index] = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    return index;
+  }
+
+  private record(index: number, at: number, incoming: http.IncomingHttpHeaders, body: string): void {
+    this.requests++;
+    let event: { call_id?: unknown; sequence?: unknown } = {};
+    try {
+      event = JSON.parse(body);
+    } catch {
+      // counted as a request; a body without its event cannot be matched to one
+    }
+    const key = `${event.call_id}:${event.sequence}`;
+    const seen = this.received[index];
+    if (seen.has(key)) return;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(incoming)) {
+      if (typeof value === 'string' && !CONNECTION_HEADERS.includes(name)) headers[name] = value;
+    }
+    seen.set(key, { at, url: this.urls[index], body, headers });
+  }
+
+  /** Forgets what was received: a new measurement starts. */
+  reset(): void {
+    this.received = this.received.map(() => new Map());
+    this.requests = 0;
+  }
+
+  /** Distinct deliveries received by these endpoints. */
+  count(endpoints: number[]): number {
+    return endpoints.reduce((n, e) => n + this.received[e].size, 0);
+  }
+
+  /** Each received delivery of these endpoints, keyed `call_id:sequence`. */
+  receipts(endpoints: number[]): Array<[string, Receipt]> {
+    return endpoints.flatMap((e) => [...this.received[e]]);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      this.servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      ),
+    );
+  }
+}
+
+/** An organization of the bench and the receiver endpoint its one webhook endpoint points at. */
+interface Target {
+  orgId: string;
+  endpoint: number;
+}
+
+/** An organization made through the API, ready to place calls. */
+interface BenchOrg extends Target {
+  key: string;
+  agentId: string;
+  contactId: string;
+  webhookEndpointId: string;
+}
+
+type Api = ReturnType<typeof apiClient>;
+
+/** Runs `task(i)` for each i < count, at most `lanes` at a time. */
+async function inLanes(count: number, lanes: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(lanes, count) }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
+
+/** `count` organizations through the API, each with an agent, a contact and one webhook endpoint on its own receiver. */
+async function createOrgs(api: Api, receiver: Receiver, count: number, name: string, delayMs = 0): Promise<BenchOrg[]> {
+  const orgs: BenchOrg[] = [];
+  await inLanes(count, IN_FLIGHT, async (i) => {
+    const endpoint = await receiver.add(delayMs);
+    const { org, api_key } = await api.request('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
+      name: `${name} ${i}`,
+      balance: '1000000',
+      rates: { per_minute: '0.12', per_text: '0.01' },
+      ceiling: { max_concurrent_calls: 10_000, max_calls_per_hour: 1_000_000 },
+    });
+    const key: string = api_key.key;
+    const [agent, contact, hook] = await Promise.all([
+      api.request('POST', '/v1/agents', key, { name: 'Bench agent' }),
+      api.request('POST', '/v1/contacts', key, { name: 'Bench contact', phone_number: '+14155550100' }),
+      api.request('POST', '/v1/webhook-endpoints', key, { name: 'Bench', url: receiver.urls[endpoint], secret: SECRET, outcomes: [] }),
+    ]);
+    orgs[i] = { orgId: org.id, endpoint, key, agentId: agent.id, contactId: contact.id, webhookEndpointId: hook.id };
+  });
+  return orgs;
+}
+
+/** A load: `place` resolves once the last of it was placed; it makes `events` events in the measured organizations in all. */
+interface Load {
+  place: () => Promise<void>;
+  events: number;
+  /** What "placed" is for this load, as printed. */
+  placed: string;
+}
+
+/** `calls` 1-second calls through POST /v1/calls, round-robin over `orgs`; `events` counts those of `measured`. */
+function callsLoad(api: Api, orgs: BenchOrg[], calls: number, measured: Target[] = orgs): Load {
+  const measuredIds = new Set(measured.map((t) => t.orgId));
+  let measuredCalls = 0;
+  for (let i = 0; i < calls; i++) if (measuredIds.has(orgs[i % orgs.length].orgId)) measuredCalls++;
+  return {
+    events: measuredCalls * EVENTS.length,
+    placed: 'the last call was placed',
+    place: () =>
+      inLanes(calls, IN_FLIGHT, async (i) => {
+        const org = orgs[i % orgs.length];
+        await api.request('POST', '/v1/calls', org.key, { agent_id: org.agentId, contact_id: org.contactId, simulate: { duration_seconds: 1 } });
+      }),
+  };
+}
+
+/**
+ * `events` call events (each call with its four) committed directly into call_events in INSERTs
+ * of `batchEvents`, as fast as Postgres takes them: the relay+worker-only mode, no API, no calls
+ * worker. Event ids are cev_<tag><batch>_<call>_<sequence>.
+ */
+function directLoad(client: pg.Pool, orgId: string, tag: string, events: number, batchEvents: number): Load {
+  const callsPerBatch = Math.max(1, Math.round(batchEvents / EVENTS.length));
+  const batches = Math.ceil(events / (callsPerBatch * EVENTS.length));
+  return {
+    events: batches * callsPerBatch * EVENTS.length,
+    placed: 'the last INSERT committed',
+    place: async () => {
+      for (let b = 0; b < batches; b++) {
+        await client.query(
+          `WITH c AS (
+             INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, outcome, end_reason, phone_number, simulate, last_sequence,
+                                dialed_at, started_at, ended_at, duration_seconds, charge_micros)
+             SELECT 'call_' || $2 || '_' || i, $1, $1, 'agt_bench', 'outbound', 'completed', 'neutral', 'completed', '+14155550100', '{}'::jsonb, 4,
+                    now(), now(), now(), 60, 120000
+               FROM generate_series(1, $3::int) AS i
+             RETURNING *)
+           INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
+           SELECT 'cev_' || $2 || '_' || split_part(c.id, '_', 3) || '_' || e.seq, c.id, c.org_id, e.seq, e.name,
+                  call_event_payload(ROW(c.*)::calls, e.name, now()) || jsonb_build_object('sequence', e.seq), now()
+             FROM c CROSS JOIN unnest($4::text[]) WITH ORDINALITY AS e(name, seq)`,
+          [orgId, `${tag}${b}`, callsPerBatch, EVENTS],
+        );
+      }
+    },
+  };
+}
+
+/** The deliveries owed to `targets` since `since`: one per event of their organizations (each has one endpoint). */
+async function owedSince(client: pg.Pool, targets: Target[], since: Date): Promise<number> {
+  const { rows } = await client.query(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`, [targets.map((t) => t.orgId), since]);
+  return rows[0].n;
+}
+
+interface Run {
+  since: Date;
+  startedAt: number;
+  placedAt: number;
+  stoppedAt: number;
+  drainedAt: number;
+  backlogPlaced: number;
+  backlogStopped: number;
+  /** Deliveries still owed at the end (0: drained). */
+  left: number;
+}
+
+/**
+ * Places `load` and follows it until every delivery owed to `targets` was received or
+ * BENCH_DRAIN_SECONDS passed since the load stopped. The backlog (owed − received) is taken
+ * when the last of the load was placed and when it stopped (its last event committed).
+ * Fails at once if a process of the system exits.
+ */
+async function runLoad(sys: System, targets: Target[], load: Load, label: string): Promise<Run> {
+  const { client, receiver } = sys;
+  const endpoints = targets.map((t) => t.endpoint);
+  const since = new Date();
+  // Received is read before owed: a delivery is received only after its event was committed,
+  // so the backlog is never under-counted.
+  const backlog = async () => {
+    const received = receiver.count(endpoints);
+    return (await owedSince(client, targets, since)) - received;
+  };
+  let shown = Date.now();
+  const check = (what: string) => {
+    const gone = sys.processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+    if (gone) throw new Error(`${label}: ${gone.name} exited (${gone.child.exitCode ?? gone.child.signalCode})`);
+    if (Date.now() - shown < 5000) return;
+    shown = Date.now();
+    process.stderr.write(`  ${label}: ${what}; ${receiver.count(endpoints)}/${load.events} deliveries received\n`);
+  };
+  const startedAt = wallClock();
+  await load.place();
+  const placedAt = wallClock();
+  const backlogPlaced = await backlog();
+  let deadline = Date.now() + DRAIN_SECONDS * 1000;
+  for (;;) {
+    const owed = await owedSince(client, targets, since);
+    if (owed >= load.events) break;
+    if (Date.now() > deadline) throw new Error(`${label}: only ${owed} of ${load.events} events committed ${DRAIN_SECONDS} s after the last call was placed`);
+    check(`${owed}/${load.events} events committed`);
+    // Not faster: these reads are Postgres work besides the system's.
+    await sleep(200);
+  }
+  const stoppedAt = wallClock();
+  const backlogStopped = await backlog();
+  // Every event is committed now, so what is owed is known: the drain is watched in this process alone.
+  deadline = Date.now() + DRAIN_SECONDS * 1000;
+  let left = backlogStopped;
+  while (left > 0 && Date.now() < deadline) {
+    check(`draining, ${left} owed`);
+    await sleep(20);
+    left = load.events - receiver.count(endpoints);
+  }
+  return { since, startedAt, placedAt, stoppedAt, drainedAt: wallClock(), backlogPlaced, backlogStopped, left };
+}
+
+interface BareResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+/** The bare loop (run in a child process): `samples` POSTed with got, `concurrency` in flight; reports rate and latencies. */
+async function bareLoop(file: string, concurrency: number): Promise<void> {
   const samples: Sample[] = JSON.parse(await readFile(file, 'utf8'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const post = (s: Sample) =>
-    got.post(url, {
+    got.post(s.url, {
       body: s.body,
       headers: s.headers,
       agent: { http: agent },
@@ -64,30 +388,146 @@ async function bareLoop(file: string, url: string, concurrency: number): Promise
       retry: { limit: 0 },
       throwHttpErrors: false,
     });
-  // Warm-up (not measured), as the worker had: JIT and the connections.
-  const warmup = samples.slice(0, Math.min(samples.length, 2000));
-  for (let i = 0; i < warmup.length; i += concurrency) await Promise.all(warmup.slice(i, i + concurrency).map(post));
+  const lanes = async (list: Sample[], each: (s: Sample) => Promise<void>) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < list.length) await each(list[next++]);
+      }),
+    );
+  };
+  // Warm-up (not measured), as the system had one: JIT and the connections.
+  await lanes(samples.slice(0, 1000), async (s) => void (await post(s)));
   const latencies: number[] = [];
-  let next = 0;
   let failures = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < samples.length) {
-        const s = samples[next++];
-        const t = performance.now();
-        const res = await post(s);
-        latencies.push(performance.now() - t);
-        if (res.statusCode !== 200) failures++;
-      }
-    }),
-  );
+  await lanes(samples, async (s) => {
+    const t = performance.now();
+    const res = await post(s);
+    latencies.push(performance.now() - t);
+    if (res.statusCode !== 200) failures++;
+  });
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  process.send!({ rps: samples.length / seconds, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), failures });
+  process.send!({ rps: samples.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), failures } satisfies BareResult);
   agent.destroy();
 }
 
+/** Replays `samples` from a separate process, as the system sends from its own processes. */
+async function runBareLoop(receiver: Receiver, samples: Sample[], concurrency: number): Promise<BareResult> {
+  await writeFile(BODIES_FILE, JSON.stringify(samples));
+  receiver.recording = false;
+  try {
+    const bare = track(fork(fileURLToPath(import.meta.url), ['bare-loop', BODIES_FILE, String(concurrency)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    return await new Promise<BareResult>((resolve, reject) => {
+      bare.once('message', (m) => resolve(m as BareResult));
+      bare.once('exit', (code) => reject(new Error(`the bare loop exited with ${code} before reporting`)));
+    });
+  } finally {
+    receiver.recording = true;
+    await rm(BODIES_FILE, { force: true });
+  }
+}
+
+/**
+ * The deliveries the system can have in flight to `endpoints` endpoints: each webhooks process
+ * runs WEBHOOKS_WORKER_CONCURRENCY at once, at most WEBHOOK_ENDPOINT_CONCURRENCY per endpoint, and
+ * `slow` endpoints that answer late hold their share. The bare loop gets as many.
+ */
+function systemInFlight(cfg: Config, webhooksProcesses: number, endpoints: number, slow = 0): number {
+  const slots = cfg.webhooksWorkerConcurrency * webhooksProcesses;
+  const held = Math.min(slots, slow * cfg.webhookEndpointConcurrency);
+  return Math.max(1, Math.min(slots - held, endpoints * cfg.webhookEndpointConcurrency));
+}
+
+/** What a running system needs for a measurement. */
+interface System {
+  client: pg.Pool;
+  receiver: Receiver;
+  sampler: CpuSampler;
+  processes: ProcfileProcess[];
+}
+
+interface Measured {
+  arrivalP99: number;
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+
+/**
+ * One measured scenario: `load` against `targets` (and `others`, loaded but not measured, such as
+ * the slow endpoint), then the bare loop over the same requests with `inFlight` in flight.
+ * Prints the scenario's figures; returns what (c) compares.
+ */
+async function measure(sys: System, label: string, targets: Target[], load: Load, inFlight: number, others: Target[] = []): Promise<Measured> {
+  const { client, receiver, sampler } = sys;
+  receiver.reset();
+  await sampler.start();
+  const run = await runLoad(sys, targets, load, label);
+  const cpu = await sampler.stop();
+
+  const { rows } = await client.query<{ key: string; created: number }>(
+    `SELECT call_id || ':' || sequence AS key, (extract(epoch FROM created_at) * 1000)::float8 AS created
+       FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`,
+    [targets.map((t) => t.orgId), run.since],
+  );
+  const created = new Map(rows.map((r) => [r.key, r.created]));
+  const firstCommit = Math.min(...created.values());
+  const lastCommit = Math.max(...created.values());
+  const receipts = receiver.receipts(targets.map((t) => t.endpoint)).filter(([key]) => created.has(key));
+  if (receipts.length === 0) throw new Error(`${label}: no delivery of this load was received`);
+  const arrivals = receipts.map(([key, r]) => r.at - created.get(key)!).sort((a, b) => a - b);
+  const lastReceipt = Math.max(...receipts.map(([, r]) => r.at));
+  const allDelivered = receiver.count([...targets, ...others].map((t) => t.endpoint));
+  const bare = await runBareLoop(
+    receiver,
+    receipts.map(([, { url, body, headers }]) => ({ url, body, headers })),
+    inFlight,
+  );
+  const deliveriesPerSecond = receipts.length / ((lastReceipt - firstCommit) / 1000);
+
+  const after = (t: number) => `${seconds(t - run.startedAt)} after the first`;
+  console.log(`  events committed:  ${fmt(rows.length / ((lastCommit - firstCommit) / 1000))}/s  (${fmt(rows.length)} events, created_at first → last ${seconds(lastCommit - firstCommit)})`);
+  console.log(
+    `  deliveries:        ${fmt(deliveriesPerSecond)}/s  (${fmt(receipts.length)} of ${fmt(load.events)} received, first commit → last receipt ${seconds(lastReceipt - firstCommit)}; ${fmt(receiver.requests - allDelivered)} repeated POSTs)`,
+  );
+  console.log(
+    `  backlog:           ${fmt(run.backlogPlaced)} when ${load.placed} (${after(run.placedAt)}), ${fmt(run.backlogStopped)} when the load stopped (${after(run.stoppedAt)}); ` +
+      (run.left === 0 ? `drained ${seconds(run.drainedAt - run.stoppedAt)} later` : `NOT drained: ${fmt(run.left)} left ${DRAIN_SECONDS} s later`),
+  );
+  console.log(`  arrival (receipt − created_at): p50 ${fmt(percentile(arrivals, 50))} ms, p99 ${fmt(percentile(arrivals, 99))} ms, max ${fmt(arrivals[arrivals.length - 1])} ms`);
+  console.log(
+    `  bare got loop:     ${fmt(bare.rps)}/s  (the same ${fmt(receipts.length)} requests, ${inFlight} in flight, keep-alive, separate process; p50 ${fmt(bare.p50, 1)} ms, p99 ${fmt(bare.p99, 1)} ms; ${bare.failures} failures)`,
+  );
+  console.log(`  ratio deliveries/s ÷ bare loop: ${fmt(deliveriesPerSecond / bare.rps, 3)}`);
+  for (const other of others) {
+    const owed = await owedSince(client, [other], run.since);
+    console.log(`  not measured: the endpoint answering after ${SLOW_MS} ms received ${fmt(receiver.count([other.endpoint]))} of the ${fmt(owed)} deliveries owed to it by the end`);
+  }
+  printCpu(cpu, sys.processes, allDelivered);
+  return { arrivalP99: percentile(arrivals, 99) };
+}
+
+/** The CPU table: each process, Postgres (split by the process each backend serves), Redis, their sum. */
+function printCpu(cpu: Awaited<ReturnType<CpuSampler['stop']>>, processes: ProcfileProcess[], deliveries: number): void {
+  const ms = (label: string) => cpu.byLabel.get(label)?.ms ?? 0;
+  const row = (name: string, total: number, note = '') =>
+    console.log(`    ${name.padEnd(28)} ${fmt(total).padStart(8)} ${fmt(total / deliveries, 3).padStart(10)}${note ? `   ${note}` : ''}`);
+  const postgres = [...cpu.byLabel.entries()].filter(([label]) => label.startsWith('postgres ← ') && label !== 'postgres ← bench');
+  const postgresMs = postgres.reduce((n, [, v]) => n + v.ms, 0);
+  console.log(`  CPU from the load's start to drained (${fmt(cpu.seconds, 1)} s), ${fmt(deliveries)} deliveries:`);
+  console.log(`    ${'process'.padEnd(28)} ${'ms'.padStart(8)} ${'ms/delivery'.padStart(10)}`);
+  for (const { name } of processes) row(name, ms(name));
+  row('postgres', postgresMs, `${postgres.reduce((n, [, v]) => n + v.processes, 0)} backends of ${DATABASE}`);
+  for (const [label, { ms: total, processes: n }] of postgres.sort((a, b) => b[1].ms - a[1].ms)) row(`  ${label.replace('postgres ← ', 'serving ')}`, total, `${n} backend${n === 1 ? '' : 's'}`);
+  row('redis-server', ms('redis-server'), cpu.byLabel.has('redis-server') ? 'shared: counts every client of this Redis' : 'not on this machine');
+  row('sum', processes.reduce((n, p) => n + ms(p.name), 0) + postgresMs + ms('redis-server'));
+  console.log(
+    `    not in the sum: this bench process (load, receivers, bookkeeping) ${fmt(ms('bench'))} ms; its Postgres backends ${fmt(ms('postgres ← bench'))} ms; ` +
+      `Postgres background processes (postmaster, checkpointer, WAL writer..., shared by every database) ${fmt(ms('postgres background'))} ms`,
+  );
+}
 
 async function clearRedisPrefix(redis: Redis): Promise<void> {
   let cursor = '0';
@@ -98,249 +538,104 @@ async function clearRedisPrefix(redis: Redis): Promise<void> {
   } while (cursor !== '0');
 }
 
-/** The local receiver: 200 at once; per phase, the first receipt time of each webhook-id and one sample request per delivery. */
-async function startReceiver() {
-  let receipts = new Map<string, number>();
-  let samples: Sample[] = [];
-  let requests = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      requests++;
-      const id = req.headers['webhook-id'];
-      if (typeof id === 'string' && !receipts.has(id)) {
-        receipts.set(id, at);
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers[name] = value;
-        }
-        samples.push({ body: Buffer.concat(chunks).toString('utf8'), headers });
-      }
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.headersTimeout = 61_000;
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    receipts: () => receipts,
-    samples: () => samples,
-    requests: () => requests,
-    /** Starts a new phase: forgets what was received. */
-    reset: () => {
-      receipts = new Map();
-      samples = [];
-      requests = 0;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-
-interface PhaseResult {
-  events: number;
-  batchEvents: number;
-  commitSeconds: number;
-  /** Deliveries per second from the first commit to the last receipt. */
-  rate: number;
-  seconds: number;
-  p50: number;
-  p99: number;
-  max: number;
-  duplicates: number;
-  succeeded: number;
-}
-
-/**
- * One measured phase: `events` call events committed in INSERTs of `batchEvents` (each call with
- * its four events), paced at `rate` events/s when given, else as fast as they commit; waits for
- * every delivery to reach the receiver and measures receipt − commit per event.
- */
-async function phase(client: pg.Client, receiver: Receiver, orgId: string, tag: string, events: number, batchEvents: number, rate?: number): Promise<PhaseResult> {
-  receiver.reset();
-  const callsPerBatch = Math.max(1, Math.round(batchEvents / EVENTS.length));
-  const batches = Math.ceil(events / (callsPerBatch * EVENTS.length));
-  const total = batches * callsPerBatch * EVENTS.length;
-  const commitAt: number[] = [];
-  const started = performance.now();
-  for (let b = 0; b < batches; b++) {
-    if (rate) {
-      const wait = started + (b * callsPerBatch * EVENTS.length * 1000) / rate - performance.now();
-      if (wait > 0) await sleep(wait);
-    }
-    // Event ids: cev_<tag><batch>_<call>_<sequence>, so a delivery's event names its batch.
-    await client.query(
-      `WITH c AS (
-         INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, outcome, end_reason, phone_number, simulate, last_sequence,
-                            dialed_at, started_at, ended_at, duration_seconds, charge_micros)
-         SELECT 'call_' || $2 || '_' || i, $1, $1, 'agt_bench', 'outbound', 'completed', 'neutral', 'completed', '+14155550100', '{}'::jsonb, 4,
-                now(), now(), now(), 60, 120000
-           FROM generate_series(1, $3::int) AS i
-         RETURNING *)
-       INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-       SELECT 'cev_' || $2 || '_' || split_part(c.id, '_', 3) || '_' || e.seq, c.id, c.org_id, e.seq, e.name,
-              call_event_payload(ROW(c.*)::calls, e.name, now()) || jsonb_build_object('sequence', e.seq), now()
-         FROM c CROSS JOIN unnest($4::text[]) WITH ORDINALITY AS e(name, seq)`,
-      [orgId, `${tag}${b}`, callsPerBatch, EVENTS],
-    );
-    commitAt[b] = performance.now();
-  }
-  const commitSeconds = (performance.now() - started) / 1000;
-
-  const deadline = Date.now() + 600_000;
-  let shown = Date.now();
-  while (receiver.receipts().size < total) {
-    if (Date.now() > deadline) throw new Error(`phase ${tag}: only ${receiver.receipts().size} of ${total} deliveries received in 10 minutes`);
-    if (Date.now() - shown > 5000) {
-      shown = Date.now();
-      process.stderr.write(`  phase ${tag}: ${receiver.receipts().size}/${total} received\n`);
-    }
-    await sleep(10);
-  }
-  const receipts = receiver.receipts();
-  const { rows } = await client.query<{ id: string; event_id: string; status: string }>(
-    `SELECT d.id, d.event_id, d.status FROM webhook_deliveries d WHERE d.event_id LIKE $1`,
-    [`cev\\_${tag}%`],
-  );
-  const latencies: number[] = [];
-  let lastReceipt = 0;
-  for (const d of rows) {
-    const receivedAt = receipts.get(d.id);
-    if (receivedAt === undefined) continue;
-    const batch = Number(d.event_id.split('_')[1].slice(tag.length));
-    latencies.push(receivedAt - commitAt[batch]);
-    lastReceipt = Math.max(lastReceipt, receivedAt);
-  }
-  if (latencies.length !== total) throw new Error(`phase ${tag}: ${latencies.length} deliveries matched, expected ${total}`);
-  latencies.sort((a, b) => a - b);
-  const seconds = (lastReceipt - commitAt[0]) / 1000;
-  return {
-    events: total,
-    batchEvents: callsPerBatch * EVENTS.length,
-    commitSeconds,
-    rate: total / seconds,
-    seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    max: latencies[latencies.length - 1],
-    duplicates: receiver.requests() - total,
-    // Recorded after the receipt; a moment later every one is.
-    succeeded: rows.filter((d) => d.status === 'succeeded').length,
-  };
-}
-
-interface BareResult {
-  rps: number;
-  seconds: number;
-  p50: number;
-  p99: number;
-  failures: number;
-  bodyBytes: number;
-}
-
-async function runBareLoop(receiver: Receiver): Promise<BareResult> {
-  const samples = receiver.samples();
-  const bodyBytes = samples.reduce((n, s) => n + Buffer.byteLength(s.body), 0) / samples.length;
-  await writeFile(BODIES_FILE, JSON.stringify(samples));
-  receiver.reset();
-  try {
-    const bare = fork(fileURLToPath(import.meta.url), ['bare-loop', BODIES_FILE, receiver.url, String(CONCURRENCY)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    return await new Promise<BareResult>((resolve, reject) => {
-      bare.once('message', (m) => resolve({ ...(m as Omit<BareResult, 'bodyBytes'>), bodyBytes }));
-      bare.once('exit', (code) => reject(new Error(`the bare loop exited with ${code} before reporting`)));
-    });
-  } finally {
-    await rm(BODIES_FILE, { force: true });
-  }
-}
-
-/**
- * The offered load of the latency phase: BENCH_RATE, else the target load (half the bare loop's
- * rate: a ratio of 0.5), unless the pipeline delivers less than twice that: a queue near or
- * past saturation measures its own growth, not the pipeline, so then half the measured throughput.
- */
-function latencyRate(throughput: PhaseResult, bare: BareResult): number {
-  if (RATE > 0) return RATE;
-  return Math.min(Math.round(bare.rps / 2), Math.round(throughput.rate / 2));
+/** The redis-server's pid when it runs on this machine (INFO server), else null. */
+async function redisServerPid(redis: Redis): Promise<number | null> {
+  const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  return pid && processStat(pid) ? pid : null;
 }
 
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   await clearRedisPrefix(redis);
-  const receiver = await startReceiver();
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-
-  const orgId = 'org_benchwebhooks';
-  await client.query(`INSERT INTO organizations (id, name) VALUES ($1, 'Bench webhooks')`, [orgId]);
-  await client.query(`INSERT INTO webhook_endpoints (id, org_id, name, url, secret) VALUES ('whe_benchwebhooks', $1, 'Bench', $2, $3)`, [orgId, receiver.url, SECRET]);
-
+  const redisPid = await redisServerPid(redis);
+  const receiver = new Receiver();
+  const client = benchPool(databaseUrl);
   const env = {
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     REDIS_PREFIX,
+    PORT: String(PORT),
+    OPERATOR_TOKEN,
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    WEBHOOKS_WORKER_CONCURRENCY: String(CONCURRENCY),
-    WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
+    ...SIM,
   };
-  // Ready: the relay's LISTEN is in place; the worker's BullMQ worker is registered in Redis.
-  const relay = await startProcess('dist/workers/relay.js', env, async () => {
-    const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN call_events'`);
-    return rows[0].n > 0;
-  });
-  const queue = new Queue('webhooks', { connection: redis, prefix: REDIS_PREFIX });
-  const worker = await startProcess('dist/workers/webhooks.js', env, async () => (await queue.getWorkersCount()) > 0);
+  // The settings the processes run with: their environment is this one plus `env`.
+  const cfg = loadConfig({ ...process.env, ...env });
+  const api = apiClient(`http://127.0.0.1:${PORT}`, IN_FLIGHT);
+  const start = async (only?: string[]): Promise<System> => {
+    const processes = await startProcfile(client, env, only);
+    return { client, receiver, processes, sampler: new CpuSampler(systemCpuSources(client, DATABASE, processes, redisPid)) };
+  };
+  const stop = (sys: System) => Promise.all(sys.processes.map((p) => stopServer(p.child)));
+  const header = (title: string, sys: System, load: string) => {
+    console.log(`\n${title}`);
+    console.log(`  load: ${load}`);
+    console.log(`  running: ${sys.processes.map((p) => p.name).join(', ')}`);
+  };
+  const webhooksProcesses = (sys: System) => sys.processes.filter((p) => p.name === 'webhooks').length;
+  const callsText = (calls: number, orgs: string) => `${fmt(calls)} 1-second calls (4 events each) through POST /v1/calls, ${IN_FLIGHT} in flight, ${orgs}`;
 
-  let throughput: PhaseResult;
-  let bare: BareResult;
-  let paced: PhaseResult;
-  let rate: number;
   try {
-    // Warm-up (not measured): JIT, the worker's database and HTTP connections.
-    if (WARMUP > 0) await phase(client, receiver, orgId, 'w', WARMUP, 100, 1000);
-    process.stderr.write(`throughput: ${DELIVERIES} events, INSERTs of ${BATCH}, as fast as they commit\n`);
-    throughput = await phase(client, receiver, orgId, 't', DELIVERIES, BATCH);
-    process.stderr.write(`bare loop: ${throughput.events} got POSTs of the same requests, concurrency ${CONCURRENCY}\n`);
-    bare = await runBareLoop(receiver);
-    rate = latencyRate(throughput, bare);
-    process.stderr.write(`latency: ${DELIVERIES} events paced at ${rate}/s\n`);
-    paced = await phase(client, receiver, orgId, 'p', DELIVERIES, Math.max(4, Math.round(rate / 50)), rate);
+    console.log(
+      `bench:webhooks — the whole system with its default settings (unless set in the environment): WEBHOOKS_WORKER_CONCURRENCY ${cfg.webhooksWorkerConcurrency}, WEBHOOK_ENDPOINT_CONCURRENCY ${cfg.webhookEndpointConcurrency}, ` +
+        `CALLS_WORKER_CONCURRENCY ${cfg.callsWorkerConcurrency}, DATABASE_POOL_SIZE ${cfg.databasePoolSize}; SIM_RING_MS ${cfg.sim.ringMs}, SIM_SECOND_MS ${cfg.sim.secondMs}; LOG_LEVEL warn`,
+    );
+    let sys = await start();
+    const [warm] = await createOrgs(api, receiver, 1, 'Bench warm-up');
+    process.stderr.write(`warm-up: ${WARMUP_CALLS} calls\n`);
+    const warmup = await runLoad(sys, [warm], callsLoad(api, [warm], WARMUP_CALLS), 'warm-up');
+    if (warmup.left > 0) throw new Error(`warm-up: ${warmup.left} deliveries never arrived; is every process consuming?`);
+
+    const [single] = await createOrgs(api, receiver, 1, 'Bench single');
+    header('(a) one organization, one webhook endpoint', sys, callsText(CALLS, 'all to one organization'));
+    await measure(sys, '(a)', [single], callsLoad(api, [single], CALLS), systemInFlight(cfg, webhooksProcesses(sys), 1));
+
+    process.stderr.write(`setting up ${SPREAD_ENDPOINTS} organizations\n`);
+    const spread = await createOrgs(api, receiver, SPREAD_ENDPOINTS, 'Bench spread');
+    header(`(b) ${fmt(SPREAD_ENDPOINTS)} organizations, one webhook endpoint each`, sys, callsText(CALLS, `round-robin over the ${fmt(SPREAD_ENDPOINTS)} organizations`));
+    await measure(sys, '(b)', spread, callsLoad(api, spread, CALLS), systemInFlight(cfg, webhooksProcesses(sys), SPREAD_ENDPOINTS));
+
+    const fast = spread.slice(0, FAST_ENDPOINTS);
+    header(`(c) without the slow endpoint: ${FAST_ENDPOINTS} fast endpoints (${FAST_ENDPOINTS} of (b)'s organizations)`, sys, callsText(CALLS, `round-robin over the ${FAST_ENDPOINTS} organizations`));
+    const alone = await measure(sys, '(c) alone', fast, callsLoad(api, fast, CALLS), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS));
+
+    const [slow] = await createOrgs(api, receiver, 1, 'Bench slow', SLOW_MS);
+    const slowCalls = Math.round((CALLS * (FAST_ENDPOINTS + 1)) / FAST_ENDPOINTS);
+    header(
+      `(c) with the slow endpoint: the same ${FAST_ENDPOINTS} fast endpoints plus one answering after ${SLOW_MS} ms (WEBHOOK_TIMEOUT_MS ${cfg.webhook.timeoutMs})`,
+      sys,
+      callsText(slowCalls, `round-robin over the ${FAST_ENDPOINTS} organizations and the slow one (so each has as many as in the run without it); measured: the fast endpoints`),
+    );
+    const withSlow = await measure(sys, '(c) with slow', fast, callsLoad(api, [...fast, slow], slowCalls, fast), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS, 1), [slow]);
+    console.log(
+      `  fast endpoints' arrival p99: ${fmt(withSlow.arrivalP99)} ms with the slow endpoint, ${fmt(alone.arrivalP99)} ms without; ratio ${fmt(withSlow.arrivalP99 / alone.arrivalP99, 2)}   (target ≤ 2)`,
+    );
+    // Its deliveries still owed would go on being attempted by the processes of (d).
+    await api.request('PATCH', `/v1/webhook-endpoints/${slow.webhookEndpointId}`, slow.key, { disabled: true });
+    await stop(sys);
+
+    sys = await start(['relay', 'webhooks']);
+    const direct: Target = { orgId: 'org_benchdirect', endpoint: await receiver.add() };
+    await client.query(`INSERT INTO organizations (id, name) VALUES ($1, 'Bench direct')`, [direct.orgId]);
+    await client.query(`INSERT INTO webhook_endpoints (id, org_id, name, url, secret) VALUES ('whe_benchdirect', $1, 'Bench', $2, $3)`, [direct.orgId, receiver.urls[direct.endpoint], SECRET]);
+    process.stderr.write(`warm-up (d): ${WARMUP_CALLS * EVENTS.length} events committed directly\n`);
+    const warmDirect = await runLoad(sys, [direct], directLoad(client, direct.orgId, 'w', WARMUP_CALLS * EVENTS.length, 100), 'warm-up (d)');
+    if (warmDirect.left > 0) throw new Error(`warm-up (d): ${warmDirect.left} deliveries never arrived`);
+    const directEvents = directLoad(client, direct.orgId, 'd', DIRECT_EVENTS, BATCH);
+    header('(d) relay + webhooks only: events committed directly into call_events, one organization, one endpoint', sys, `${fmt(directEvents.events)} events in INSERTs of ${BATCH} as fast as they commit`);
+    await measure(sys, '(d)', [direct], directEvents, systemInFlight(cfg, webhooksProcesses(sys), 1));
+    await stop(sys);
   } finally {
-    await stopServer(worker);
-    await stopServer(relay);
-    await queue.close();
-    redis.disconnect();
+    // Processes still running (on a failure) are stopped by runBench.
+    await api.close();
     await client.end();
+    redis.disconnect();
     await receiver.close();
   }
-
-  const ms = (n: number) => `${n.toFixed(1)} ms`;
-  const targetLoad = Math.round(bare.rps / 2);
-  console.log(
-    `bench:webhooks — one endpoint, relay + 1 webhooks worker (concurrency ${CONCURRENCY}, per endpoint ${ENDPOINT_CONCURRENCY}), body ~${bare.bodyBytes.toFixed(0)} B, ${WARMUP} warm-up deliveries first`,
-  );
-  console.log(`throughput: ${throughput.events} events committed in INSERTs of ${throughput.batchEvents} as fast as they commit (${throughput.commitSeconds.toFixed(2)} s)`);
-  console.log(`  delivered:        ${throughput.rate.toFixed(0)} deliveries/s  (first commit to last receipt ${throughput.seconds.toFixed(2)} s; ${throughput.duplicates} duplicate POSTs)`);
-  console.log(`  commit → receipt: p50 ${ms(throughput.p50)}, p99 ${ms(throughput.p99)}  (a backlog drained: the wait in the queue, not the pipeline's latency)`);
-  console.log(`bare got loop:      ${bare.rps.toFixed(0)} requests/s  (${throughput.events} POSTs of the same requests, concurrency ${CONCURRENCY}, keep-alive; p50 ${ms(bare.p50)}, p99 ${ms(bare.p99)}; ${bare.failures} failures)`);
-  console.log(`ratio:              ${(throughput.rate / bare.rps).toFixed(2)}   target ≥ 0.5`);
-  const why = RATE > 0 ? 'BENCH_RATE' : rate === targetLoad ? 'the target load: half the bare loop' : `half the throughput above; the target load, half the bare loop, is ${targetLoad}/s`;
-  console.log(`latency at ${rate} events/s (${why}): ${paced.events} events in INSERTs of ${paced.batchEvents}`);
-  console.log(`  delivered:        ${paced.rate.toFixed(0)} deliveries/s  (${paced.seconds.toFixed(2)} s; ${paced.duplicates} duplicate POSTs)`);
-  console.log(`  commit → receipt: p50 ${ms(paced.p50)}, p99 ${ms(paced.p99)}, max ${ms(paced.max)}   target p99 < 250 ms`);
 }
 
-// The bare loop runs in a process of its own, like the worker it is compared with.
-runBench(process.argv[2] === 'bare-loop' ? () => bareLoop(process.argv[3], process.argv[4], Number(process.argv[5])) : main);
+// The bare loop runs in a process of its own, as the system's senders do.
+runBench(process.argv[2] === 'bare-loop' ? () => bareLoop(process.argv[3], Number(process.argv[4])) : main);
