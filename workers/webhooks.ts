@@ -51,7 +51,7 @@ runWorker({
   schedules: [{ id: 'purge', every: 3_600_000 }],
   onStart: async () => {
     // Woken by the relay's NOTIFY; polls besides, so a missed notification costs at most a poll.
-    listener = await listen(config.databaseUrl, DELIVERIES_CHANNEL, () => dispatcher.wake(), { onReconnect: () => dispatcher.wake(), applicationName });
+    listener = await listen(config.databaseUrl, DELIVERIES_CHANNEL, (payload) => dispatcher.notified(payload), { onReconnect: () => dispatcher.wake(), applicationName });
     dispatcher.start();
   },
   onStop: async () => {

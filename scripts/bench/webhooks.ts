@@ -73,6 +73,8 @@ import {
 } from './harness.js';
 
 const numberFrom = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+/** BENCH_SCENARIOS=a,d runs only those (default: all four). */
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d').split(',').map((s) => s.trim()));
 const CALLS = numberFrom('BENCH_CALLS', 2000);
 const IN_FLIGHT = numberFrom('BENCH_IN_FLIGHT', 32);
 const SPREAD_ENDPOINTS = numberFrom('BENCH_ENDPOINTS', 1000);
@@ -589,33 +591,42 @@ async function main(): Promise<void> {
     const warmup = await runLoad(sys, [warm], callsLoad(api, [warm], WARMUP_CALLS), 'warm-up');
     if (warmup.left > 0) throw new Error(`warm-up: ${warmup.left} deliveries never arrived; is every process consuming?`);
 
-    const [single] = await createOrgs(api, receiver, 1, 'Bench single');
-    header('(a) one organization, one webhook endpoint', sys, callsText(CALLS, 'all to one organization'));
-    await measure(sys, '(a)', [single], callsLoad(api, [single], CALLS), systemInFlight(cfg, webhooksProcesses(sys), 1));
+    if (SCENARIOS.has('a')) {
+      const [single] = await createOrgs(api, receiver, 1, 'Bench single');
+      header('(a) one organization, one webhook endpoint', sys, callsText(CALLS, 'all to one organization'));
+      await measure(sys, '(a)', [single], callsLoad(api, [single], CALLS), systemInFlight(cfg, webhooksProcesses(sys), 1));
+    }
 
-    process.stderr.write(`setting up ${SPREAD_ENDPOINTS} organizations\n`);
-    const spread = await createOrgs(api, receiver, SPREAD_ENDPOINTS, 'Bench spread');
-    header(`(b) ${fmt(SPREAD_ENDPOINTS)} organizations, one webhook endpoint each`, sys, callsText(CALLS, `round-robin over the ${fmt(SPREAD_ENDPOINTS)} organizations`));
-    await measure(sys, '(b)', spread, callsLoad(api, spread, CALLS), systemInFlight(cfg, webhooksProcesses(sys), SPREAD_ENDPOINTS));
+    if (SCENARIOS.has('b') || SCENARIOS.has('c')) {
+      process.stderr.write(`setting up ${SPREAD_ENDPOINTS} organizations\n`);
+      const spread = await createOrgs(api, receiver, SPREAD_ENDPOINTS, 'Bench spread');
+      if (SCENARIOS.has('b')) {
+        header(`(b) ${fmt(SPREAD_ENDPOINTS)} organizations, one webhook endpoint each`, sys, callsText(CALLS, `round-robin over the ${fmt(SPREAD_ENDPOINTS)} organizations`));
+        await measure(sys, '(b)', spread, callsLoad(api, spread, CALLS), systemInFlight(cfg, webhooksProcesses(sys), SPREAD_ENDPOINTS));
+      }
 
-    const fast = spread.slice(0, FAST_ENDPOINTS);
-    header(`(c) without the slow endpoint: ${FAST_ENDPOINTS} fast endpoints (${FAST_ENDPOINTS} of (b)'s organizations)`, sys, callsText(CALLS, `round-robin over the ${FAST_ENDPOINTS} organizations`));
-    const alone = await measure(sys, '(c) alone', fast, callsLoad(api, fast, CALLS), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS));
+      if (SCENARIOS.has('c')) {
+        const fast = spread.slice(0, FAST_ENDPOINTS);
+        header(`(c) without the slow endpoint: ${FAST_ENDPOINTS} fast endpoints (${FAST_ENDPOINTS} of (b)'s organizations)`, sys, callsText(CALLS, `round-robin over the ${FAST_ENDPOINTS} organizations`));
+        const alone = await measure(sys, '(c) alone', fast, callsLoad(api, fast, CALLS), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS));
 
-    const [slow] = await createOrgs(api, receiver, 1, 'Bench slow', SLOW_MS);
-    const slowCalls = Math.round((CALLS * (FAST_ENDPOINTS + 1)) / FAST_ENDPOINTS);
-    header(
-      `(c) with the slow endpoint: the same ${FAST_ENDPOINTS} fast endpoints plus one answering after ${SLOW_MS} ms (WEBHOOK_TIMEOUT_MS ${cfg.webhook.timeoutMs})`,
-      sys,
-      callsText(slowCalls, `round-robin over the ${FAST_ENDPOINTS} organizations and the slow one (so each has as many as in the run without it); measured: the fast endpoints`),
-    );
-    const withSlow = await measure(sys, '(c) with slow', fast, callsLoad(api, [...fast, slow], slowCalls, fast), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS, 1), [slow]);
-    console.log(
-      `  fast endpoints' arrival p99: ${fmt(withSlow.arrivalP99)} ms with the slow endpoint, ${fmt(alone.arrivalP99)} ms without; ratio ${fmt(withSlow.arrivalP99 / alone.arrivalP99, 2)}   (target ≤ 2)`,
-    );
-    // Its deliveries still owed would go on being attempted by the processes of (d).
-    await api.request('PATCH', `/v1/webhook-endpoints/${slow.webhookEndpointId}`, slow.key, { disabled: true });
+        const [slow] = await createOrgs(api, receiver, 1, 'Bench slow', SLOW_MS);
+        const slowCalls = Math.round((CALLS * (FAST_ENDPOINTS + 1)) / FAST_ENDPOINTS);
+        header(
+          `(c) with the slow endpoint: the same ${FAST_ENDPOINTS} fast endpoints plus one answering after ${SLOW_MS} ms (WEBHOOK_TIMEOUT_MS ${cfg.webhook.timeoutMs})`,
+          sys,
+          callsText(slowCalls, `round-robin over the ${FAST_ENDPOINTS} organizations and the slow one (so each has as many as in the run without it); measured: the fast endpoints`),
+        );
+        const withSlow = await measure(sys, '(c) with slow', fast, callsLoad(api, [...fast, slow], slowCalls, fast), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS, 1), [slow]);
+        console.log(
+          `  fast endpoints' arrival p99: ${fmt(withSlow.arrivalP99)} ms with the slow endpoint, ${fmt(alone.arrivalP99)} ms without; ratio ${fmt(withSlow.arrivalP99 / alone.arrivalP99, 2)}   (target ≤ 2)`,
+        );
+        // Its deliveries still owed would go on being attempted by the processes of (d).
+        await api.request('PATCH', `/v1/webhook-endpoints/${slow.webhookEndpointId}`, slow.key, { disabled: true });
+      }
+    }
     await stop(sys);
+    if (!SCENARIOS.has('d')) return;
 
     sys = await start(['relay', 'webhooks']);
     const direct: Target = { orgId: 'org_benchdirect', endpoint: await receiver.add() };

@@ -22,7 +22,7 @@ export interface ListenOptions {
  * must also poll (the relay does) and loses nothing while it reconnects. The first connection
  * is awaited, so a server that is away at start fails the start.
  */
-export async function listen(url: string, channel: string, onNotify: () => void, options: ListenOptions = {}): Promise<Listener> {
+export async function listen(url: string, channel: string, onNotify: (payload: string) => void, options: ListenOptions = {}): Promise<Listener> {
   const { minDelayMs = 100, maxDelayMs = 5_000 } = options;
   let client: pg.Client | null = null;
   let closed = false;
@@ -42,7 +42,7 @@ export async function listen(url: string, channel: string, onNotify: () => void,
     // Without a listener an 'error' (e.g. "terminating connection due to administrator command")
     // is thrown from the socket's event handler and ends the process; 'end' follows it.
     next.on('error', (err) => logger.warn({ err: err.message, channel }, 'LISTEN connection lost; reconnecting'));
-    next.on('notification', onNotify);
+    next.on('notification', (message) => onNotify(message.payload ?? ''));
     try {
       await next.connect();
       await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);

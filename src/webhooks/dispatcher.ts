@@ -18,6 +18,9 @@ export interface DispatcherSettings {
   policy: RetryPolicy;
 }
 
+/** Endpoints one scan looks at, at most. */
+const ENDPOINTS_PER_SCAN = 1000;
+
 /** Attempts recorded together: whichever comes first, this many or this long after the first. */
 const RECORD_BATCH = 200;
 const RECORD_WAIT_MS = 10;
@@ -59,8 +62,13 @@ export class Dispatcher {
   private claimAgain = false;
   /** The last claim filled all its room: more of anything may be due. */
   private roomLimited = false;
-  /** Endpoints the last claims left due deliveries of (their quota was reached, or their lane was full). */
-  private readonly quotaLimited = new Set<string>();
+  /**
+   * Endpoints that may have due deliveries, in the order they are served: named by the relay's
+   * notifications, found by the periodic endpoint scan, or left with more due by a claim.
+   */
+  private readonly candidates = new Set<string>();
+  /** Where the next endpoint scan starts (endpoint ids in order; '' from the first). */
+  private scanAfter = '';
   private stopped = false;
   private poll: NodeJS.Timeout | null = null;
   private readonly sends = new Set<Promise<void>>();
@@ -77,11 +85,45 @@ export class Dispatcher {
   ) {}
 
   start(): void {
-    this.poll = setInterval(() => this.wake(), this.settings.pollMs);
+    this.poll = setInterval(() => void this.scan(), this.settings.pollMs);
+    void this.scan();
+  }
+
+  /**
+   * Finds endpoints with open deliveries (retries come due without a notification; a
+   * notification may be missed), then claims. A bounded number per scan, resuming after the
+   * last one found, so a very large number of endpoints is covered over several scans.
+   */
+  private async scan(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const found = await this.repository.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN);
+      for (const id of found) this.candidates.add(id);
+      this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1] : '';
+    } catch (err) {
+      logger.warn({ err }, 'webhooks: could not look for due deliveries; the next poll tries again');
+    }
     this.wake();
   }
 
-  /** New deliveries may be due (a notification, a support action): claim now. */
+  /**
+   * A notification from the relay (its payload: the endpoints with new deliveries, or `*`/empty
+   * for "look"): claim, unless every endpoint named has a full lane already. Those are claimed
+   * for as their lanes drain.
+   */
+  notified(payload: string): void {
+    if (payload === '' || payload === '*') return void this.scan();
+    const endpointIds = payload.split(',');
+    for (const id of endpointIds) this.candidates.add(id);
+    if (endpointIds.some((id) => !this.isFull(id))) this.wake();
+  }
+
+  private isFull(endpointId: string): boolean {
+    const lane = this.lanes.get(endpointId);
+    return lane !== undefined && lane.inFlight + lane.waiting.length > this.settings.endpointConcurrency;
+  }
+
+  /** New deliveries may be due (a support action, the poll): claim now. */
   wake(): void {
     if (this.stopped) return;
     if (this.claiming) {
@@ -109,23 +151,36 @@ export class Dispatcher {
     // A lane takes more once it is down to `endpointConcurrency` (in flight and waiting), then
     // up to twice that: one claim serves many attempts, and the lane never runs dry meanwhile.
     const cap = this.settings.endpointConcurrency;
-    const full = [...this.lanes].filter(([, lane]) => lane.inFlight + lane.waiting.length > cap).map(([id]) => id);
+    const wanted: Array<{ endpointId: string; quota: number }> = [];
+    let left = room;
+    for (const endpointId of this.candidates) {
+      if (left <= 0) break;
+      const lane = this.lanes.get(endpointId);
+      const load = lane ? lane.inFlight + lane.waiting.length : 0;
+      if (load > cap) continue;
+      const quota = Math.min(2 * cap - load, left);
+      wanted.push({ endpointId, quota });
+      left -= quota;
+    }
+    if (wanted.length === 0) return;
     let targets: DeliveryTarget[];
     try {
-      targets = await this.repository.claimDue(room, 2 * cap, full, this.settings.leaseSeconds);
+      targets = await this.repository.claimDue(wanted, this.settings.leaseSeconds);
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
       return;
     }
-    const perEndpoint = new Map<string, number>();
+    const got = new Map<string, number>();
     for (const target of targets) {
       this.enqueue(target);
-      perEndpoint.set(target.endpoint_id, (perEndpoint.get(target.endpoint_id) ?? 0) + 1);
+      got.set(target.endpoint_id, (got.get(target.endpoint_id) ?? 0) + 1);
     }
-    this.roomLimited = targets.length === room;
-    this.quotaLimited.clear();
-    for (const id of full) this.quotaLimited.add(id);
-    for (const [id, n] of perEndpoint) if (n === 2 * cap) this.quotaLimited.add(id);
+    for (const { endpointId, quota } of wanted) {
+      // Fewer than asked: nothing more is due there now. Else it goes to the back of the line.
+      this.candidates.delete(endpointId);
+      if ((got.get(endpointId) ?? 0) === quota) this.candidates.add(endpointId);
+    }
+    this.roomLimited = left <= 0;
     this.pump();
   }
 
@@ -135,7 +190,7 @@ export class Dispatcher {
    * dispatcher through NOTIFY and the poll).
    */
   private afterAttempt(endpointId: string, lane: Lane): void {
-    const drained = this.quotaLimited.has(endpointId) && lane.inFlight + lane.waiting.length === this.settings.endpointConcurrency;
+    const drained = this.candidates.has(endpointId) && lane.inFlight + lane.waiting.length === this.settings.endpointConcurrency;
     if (drained || (this.roomLimited && this.room() >= this.settings.concurrency)) this.wake();
   }
 
@@ -160,9 +215,11 @@ export class Dispatcher {
       lane.inFlight++;
       this.inFlight++;
       if (lane.waiting.length > 0 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(endpointId);
-      const send: Promise<void> = this.attempt(target)
-        .then(() => undefined)
-        .catch((err) => logger.error({ err, deliveryId: target.delivery_id }, 'webhooks: attempt not recorded; its lease ends and it is tried again'))
+      // The lane's slot is free once the receiver has answered; recording follows in a batch,
+      // and the delivery stays leased (not due) until it is recorded.
+      const send: Promise<void> = this.answer(target)
+        .then(({ recorded }) => void recorded.catch((err) => this.notRecorded(target, err)))
+        .catch((err) => this.notRecorded(target, err))
         .finally(() => {
           this.sends.delete(send);
           this.inFlight--;
@@ -176,8 +233,19 @@ export class Dispatcher {
     }
   }
 
+  private notRecorded(target: DeliveryTarget, err: unknown): void {
+    logger.error({ err, deliveryId: target.delivery_id }, 'webhooks: attempt not recorded; its lease ends and it is tried again');
+  }
+
   /** One attempt through every stage: prepare, send, decide, record. Resolves once recorded. */
   async attempt(target: DeliveryTarget): Promise<AttemptReport> {
+    const { report, recorded } = await this.answer(target);
+    await recorded;
+    return report;
+  }
+
+  /** Prepare, send and decide; resolves with the answer once it came, and when it will be recorded. */
+  private async answer(target: DeliveryTarget): Promise<{ report: AttemptReport; recorded: Promise<void> }> {
     const request = prepareRequest(target);
     const result = await this.sender.send(request);
     const attempt = target.attempt_count + 1;
@@ -197,12 +265,12 @@ export class Dispatcher {
     };
     const report = { target, result, decision, recorded };
     this.metrics.countAttempt(result.kind === 'rejected' ? 'failed_status' : result.kind === 'accepted' ? 'succeeded' : result.kind);
-    await new Promise<void>((done, failed) => {
+    const written = new Promise<void>((done, failed) => {
       this.batch.push({ report, done, failed });
       if (this.batch.length >= RECORD_BATCH) this.flush();
       else this.batchTimer ??= setTimeout(() => this.flush(), RECORD_WAIT_MS);
     });
-    return report;
+    return { report, recorded: written };
   }
 
   /** Records the attempts gathered so far, in one statement, after the batch before it. */

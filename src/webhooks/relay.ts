@@ -6,6 +6,18 @@ const BATCH = 500;
 /** The channel a relay batch that made deliveries notifies (the webhooks workers LISTEN on it). */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
+/** Postgres refuses NOTIFY payloads of 8,000 bytes and more. */
+const MAX_PAYLOAD = 7_000;
+
+/**
+ * A notification's payload: the endpoints that have new deliveries, comma-separated, so a
+ * worker whose lanes for them are full need not look; `*` (look) when they are too many to list.
+ */
+export function notifyPayload(endpointIds: string[]): string {
+  const listed = [...new Set(endpointIds)].join(',');
+  return listed.length > MAX_PAYLOAD ? '*' : listed;
+}
+
 /**
  * Moves new call events from the outbox to deliveries: one per event and matching endpoint of
  * the event's organization (an endpoint with `outcomes` gets only events whose outcome is
@@ -39,7 +51,7 @@ export async function relayBatch(dataSource: DataSource): Promise<number> {
          ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
         [matches.map(() => newId('dlv')), matches.map((m) => m.event_id), matches.map((m) => m.endpoint_id)],
       );
-      await em.query(`SELECT pg_notify($1, '')`, [DELIVERIES_CHANNEL]);
+      await em.query(`SELECT pg_notify($1, $2)`, [DELIVERIES_CHANNEL, notifyPayload(matches.map((m) => m.endpoint_id))]);
     }
     await em.query(`UPDATE call_events SET relayed_at = now() WHERE id = ANY($1)`, [ids]);
     return { events };

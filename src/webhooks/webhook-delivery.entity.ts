@@ -8,7 +8,8 @@ export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
 @Entity('webhook_deliveries')
 @Index('webhook_deliveries_event_endpoint_key', ['eventId', 'endpointId'], { unique: true })
 @Index('webhook_deliveries_org_created_idx', ['orgId', 'createdAt', 'id'])
-@Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: `status IN ('pending', 'retrying')` })
+/** The delivery queue, per endpoint: its open deliveries by due time (claims and the endpoint scan use it). */
+@Index('webhook_deliveries_endpoint_due_idx', ['endpointId', 'nextAttemptAt'], { where: `status IN ('pending', 'retrying')` })
 @Index('webhook_deliveries_endpoint_created_idx', ['endpointId', 'createdAt'])
 export class WebhookDelivery {
   @PrimaryColumn({ type: 'varchar', length: 40 })

@@ -41,32 +41,53 @@ export class WebhookDeliveryRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Claims up to `limit` due deliveries, oldest due first, at most `perEndpoint` of any one
-   * endpoint and none of `excluded` (endpoints whose lanes are full), leasing each for
-   * `leaseSeconds`. Returns what their attempts need. Rows another worker holds are skipped.
+   * Endpoints with open (pending or retrying) deliveries, in id order after `after`, at most
+   * `limit`: a loose index scan, one probe per endpoint however many deliveries each has.
    */
-  async claimDue(limit: number, perEndpoint: number, excluded: string[], leaseSeconds: number): Promise<DeliveryTarget[]> {
+  async openEndpoints(after: string, limit: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ endpoint_id: string }>({
+      name: 'webhook_open_endpoints',
+      text: `WITH RECURSIVE e(endpoint_id, n) AS (
+               (SELECT endpoint_id, 1 FROM webhook_deliveries
+                 WHERE status IN ('pending', 'retrying') AND endpoint_id > $1 ORDER BY endpoint_id LIMIT 1)
+               UNION ALL
+               SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
+                        WHERE d.status IN ('pending', 'retrying') AND d.endpoint_id > e.endpoint_id ORDER BY d.endpoint_id LIMIT 1), e.n + 1
+                 FROM e WHERE e.endpoint_id IS NOT NULL AND e.n < $2
+             )
+             SELECT endpoint_id FROM e WHERE endpoint_id IS NOT NULL`,
+      values: [after, limit],
+    });
+    return rows.map((r) => r.endpoint_id);
+  }
+
+  /**
+   * Claims, for each endpoint asked, up to its `quota` of due deliveries, oldest due first
+   * (one index probe per endpoint: a long backlog costs nothing to the claims of others),
+   * leasing each for `leaseSeconds`; a disabled endpoint's are left alone. Rows another
+   * worker holds are skipped. Returns what their attempts need.
+   */
+  async claimDue(wanted: Array<{ endpointId: string; quota: number }>, leaseSeconds: number): Promise<DeliveryTarget[]> {
+    if (wanted.length === 0) return [];
     const { rows } = await this.pool.query<DeliveryTarget>({
       name: 'webhook_claim_due',
-      text: `WITH candidates AS (
-               SELECT id FROM (
-                 SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n
-                   FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-                          WHERE status IN ('pending', 'retrying') AND next_attempt_at <= now() AND endpoint_id <> ALL($1::varchar[])
-                            AND NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = endpoint_id AND w.disabled)
-                          ORDER BY next_attempt_at LIMIT $2 * 4) d
-               ) ranked WHERE n <= $3 LIMIT $2
+      text: `WITH mine AS (
+               SELECT due.id FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+                 JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled
+                 CROSS JOIN LATERAL (
+                   SELECT d.id FROM webhook_deliveries d
+                    WHERE d.endpoint_id = want.endpoint_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+                    ORDER BY d.next_attempt_at LIMIT want.quota
+                    FOR UPDATE OF d SKIP LOCKED
+                 ) due
              ), claimed AS (
-               UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $4)
-                 FROM (SELECT id FROM webhook_deliveries
-                        WHERE id IN (SELECT id FROM candidates) AND status IN ('pending', 'retrying') AND next_attempt_at <= now()
-                        FOR UPDATE SKIP LOCKED) mine
-                WHERE d.id = mine.id
+               UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $3)
+                 FROM mine WHERE d.id = mine.id
                RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count
              )
              SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, ${TARGET}
                FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN call_events ev ON ev.id = c.event_id`,
-      values: [excluded, limit, perEndpoint, leaseSeconds],
+      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds],
     });
     return rows;
   }

@@ -35,45 +35,58 @@ describe('webhook maintenance', () => {
     after(() => pool.end());
 
     it('claims only due deliveries of enabled endpoints, and leases them: a second claim gets none of them', async () => {
-      const { ids } = await endpointWithDeliveries([
+      const { endpointId, ids } = await endpointWithDeliveries([
         { status: 'pending', ageSeconds: 60 },
         { status: 'retrying', ageSeconds: 60 },
         { status: 'retrying', ageSeconds: -3600 }, // not due yet
         { status: 'succeeded', ageSeconds: 60 },
         { status: 'failed', ageSeconds: 60 },
       ]);
-      const mine = (rows: Array<{ delivery_id: string }>) => rows.map((r) => r.delivery_id).filter((id) => ids.includes(id)).sort();
-      expect(mine(await repository.claimDue(1000, 1000, [], 60))).to.deep.equal([ids[0], ids[1]]);
-      expect(mine(await repository.claimDue(1000, 1000, [], 60))).to.deep.equal([]);
+      const claim = async () => (await repository.claimDue([{ endpointId, quota: 1000 }], 60)).map((r) => r.delivery_id).sort();
+      expect(await claim()).to.deep.equal([ids[0], ids[1]].sort());
+      expect(await claim()).to.deep.equal([]);
       const [lease] = await db.query('SELECT next_attempt_at > now() + interval \'50 seconds\' AS leased FROM webhook_deliveries WHERE id = $1', [ids[0]]);
       expect(lease.leased).to.equal(true);
       // Given back (a worker stopping), they are due again at once.
       await repository.release([ids[0], ids[1]]);
-      expect(mine(await repository.claimDue(1000, 1000, [], 60))).to.deep.equal([ids[0], ids[1]]);
+      expect(await claim()).to.deep.equal([ids[0], ids[1]].sort());
     });
 
-    it('takes at most `perEndpoint` of one endpoint per claim, none of an excluded endpoint, and none of a disabled one until it is enabled', async () => {
-      const busy = await endpointWithDeliveries(Array.from({ length: 8 }, () => ({ status: 'pending', ageSeconds: 600 })));
-      const quiet = await endpointWithDeliveries([{ status: 'pending', ageSeconds: 1 }]);
-      const of = (rows: Array<{ delivery_id: string; endpoint_id: string }>, endpointId: string) => rows.filter((r) => r.endpoint_id === endpointId).length;
-      const first = await repository.claimDue(1000, 3, [], 60);
-      expect(of(first, busy.endpointId)).to.equal(3);
-      expect(of(first, quiet.endpointId), 'a later delivery of another endpoint is not starved').to.equal(1);
-      expect(of(await repository.claimDue(1000, 3, [busy.endpointId], 60), busy.endpointId)).to.equal(0);
+    it('takes at most each endpoint’s quota, oldest due first, and none of a disabled endpoint until it is enabled', async () => {
+      const busy = await endpointWithDeliveries(Array.from({ length: 8 }, (_, i) => ({ status: 'pending', ageSeconds: 600 - i })));
+      const claim = (quota: number) => repository.claimDue([{ endpointId: busy.endpointId, quota }], 60);
+      expect((await claim(3)).map((r) => r.delivery_id)).to.deep.equal(busy.ids.slice(0, 3));
       await db.query('UPDATE webhook_endpoints SET disabled = true WHERE id = $1', [busy.endpointId]);
       await repository.pauseOrResume([busy.endpointId]);
-      expect(of(await repository.claimDue(1000, 100, [], 60), busy.endpointId)).to.equal(0);
+      expect(await claim(100)).to.deep.equal([]);
       await db.query('UPDATE webhook_endpoints SET disabled = false WHERE id = $1', [busy.endpointId]);
       await repository.pauseOrResume([busy.endpointId]);
       // Pausing ends leases too: once enabled, every delivery still pending is due (at least once).
-      expect(of(await repository.claimDue(1000, 100, [], 60), busy.endpointId)).to.equal(8);
+      expect(await claim(100)).to.have.lengthOf(8);
+    });
+
+    it('the endpoint scan finds every endpoint with open deliveries, one probe each, in pages', async () => {
+      const open = await endpointWithDeliveries([{ status: 'retrying', ageSeconds: -60 }]);
+      const done = await endpointWithDeliveries([{ status: 'succeeded', ageSeconds: 60 }, { status: 'failed', ageSeconds: 60 }]);
+      const all: string[] = [];
+      for (let after = ''; ; ) {
+        const page = await repository.openEndpoints(after, 2);
+        all.push(...page);
+        if (page.length < 2) break;
+        after = page[page.length - 1];
+      }
+      expect(all).to.include(open.endpointId);
+      expect(all).to.not.include(done.endpointId);
+      expect([...all].sort()).to.deep.equal(all);
     });
 
     it('two workers claiming at once never get the same delivery', async () => {
-      const { ids } = await endpointWithDeliveries(Array.from({ length: 200 }, () => ({ status: 'pending', ageSeconds: 30 })));
-      const claims = await Promise.all(Array.from({ length: 4 }, () => repository.claimDue(60, 1000, [], 60)));
-      const claimed = claims.flat().map((r) => r.delivery_id).filter((id) => ids.includes(id));
+      const { endpointId, ids } = await endpointWithDeliveries(Array.from({ length: 200 }, () => ({ status: 'pending', ageSeconds: 30 })));
+      const claims = await Promise.all(Array.from({ length: 4 }, () => repository.claimDue([{ endpointId, quota: 60 }], 60)));
+      const claimed = claims.flat().map((r) => r.delivery_id);
+      expect(claimed.every((id) => ids.includes(id))).to.equal(true);
       expect(new Set(claimed).size).to.equal(claimed.length);
+      expect(claimed.length).to.be.above(60);
     });
   });
 
