@@ -190,7 +190,8 @@ export class Dispatcher {
    * dispatcher through NOTIFY and the poll).
    */
   private afterAttempt(endpointId: string, lane: Lane): void {
-    const drained = this.candidates.has(endpointId) && lane.inFlight + lane.waiting.length === this.settings.endpointConcurrency;
+    // At or below its cap, a lane with more due takes more (one claim at a time: they coalesce).
+    const drained = this.candidates.has(endpointId) && lane.inFlight + lane.waiting.length <= this.settings.endpointConcurrency;
     if (drained || (this.roomLimited && this.room() >= this.settings.concurrency)) this.wake();
   }
 
