@@ -173,6 +173,29 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
     expectError(await asCaller(org.key).post('/v1/webhook-deliveries/dlv_nope/retry', {}), 404, 'webhook_delivery_not_found');
   });
 
+  it('410 Gone disables the endpoint at once: that delivery fails, saying why, and nothing is sent to it until it is enabled again', async () => {
+    let answer = 410;
+    const hooks = await receiver(() => ({ status: answer }));
+    const org = await voiceOrg({ contacts: 2 });
+    const hook = await endpoint(org, hooks.url, { outcomes: ['neutral'] });
+    await placeCall(org, { duration_seconds: 1 });
+    const [gone] = await waitForDeliveries(org, (d) => d.status === 'failed');
+    expect(gone).to.include({ attempt_count: 1, last_response_status: 410 });
+    expect(gone.attempts[0].error).to.equal('HTTP 410 Gone: the endpoint is disabled');
+    expect(expectStatus(await asCaller(org.key).get(`/v1/webhook-endpoints/${hook.id}`), 200).body.disabled).to.equal(true);
+
+    // A disabled endpoint gets nothing ...
+    answer = 200;
+    await placeCall(org, { duration_seconds: 1 }, org.contactIds[1]);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(hooks.received).to.have.lengthOf(1);
+    // ... until the endpoint is enabled again; the failed delivery stays failed (recover sends it).
+    expectStatus(await asCaller(org.key).patch(`/v1/webhook-endpoints/${hook.id}`, { disabled: false }), 200);
+    await placeCall(org, { duration_seconds: 1 }, org.contactIds[1]);
+    await waitForDeliveries(org, (d) => d.status === 'succeeded');
+    expect((await deliveriesOf(org)).find((d: { id: string }) => d.id === gone.id).status).to.equal('failed');
+  });
+
   it('an endpoint’s tenant gets only its tenant’s events', async () => {
     const hooksA = await receiver();
     const hooksB = await receiver();
