@@ -3,10 +3,16 @@ import { applicationName, db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { listen, type Listener } from '../src/lib/pg-listen.js';
 import { onShutdown } from '../src/lib/shutdown.js';
-import { relayBatch } from '../src/webhooks/relay.js';
+import { RELAY_BATCH, relayBatch } from '../src/webhooks/relay.js';
 
 /** How long the relay sleeps when nothing notifies it (a missed notification costs at most this). */
 const POLL_MS = 1000;
+/**
+ * After a partial batch, the relay waits this long before the next: events commit one status
+ * change at a time, and relaying each trickle at once would cost a transaction (and a wake-up
+ * of every webhooks worker) per few events. Gathering them costs this much latency.
+ */
+const GATHER_MS = 20;
 
 /**
  * The `relay` process: moves committed call events to webhook deliveries. It wakes on the
@@ -40,6 +46,7 @@ async function main(): Promise<void> {
       } catch (err) {
         logger.error({ err }, 'relay batch failed; retrying');
       }
+      if (relayed > 0 && relayed < RELAY_BATCH && !stopping) await new Promise((r) => setTimeout(r, GATHER_MS));
       if (relayed === 0 && !stopping) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, POLL_MS);

@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { newId } from '../lib/ids.js';
 
-const BATCH = 500;
+/** Events relayed in one transaction at most; a full batch means more are waiting. */
+export const RELAY_BATCH = 500;
 
 /** The channel a relay batch that made deliveries notifies (the webhooks workers LISTEN on it). */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
@@ -31,7 +32,7 @@ export function notifyPayload(endpointIds: string[]): string {
 export async function relayBatch(dataSource: DataSource): Promise<number> {
   const { events } = await dataSource.transaction(async (em) => {
     const events: Array<{ id: string }> = await em.query(
-      `SELECT id FROM call_events WHERE relayed_at IS NULL ORDER BY created_at, sequence LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+      `SELECT id FROM call_events WHERE relayed_at IS NULL ORDER BY created_at, sequence LIMIT ${RELAY_BATCH} FOR UPDATE SKIP LOCKED`,
     );
     if (events.length === 0) return { events };
     const ids = events.map((e) => e.id);
