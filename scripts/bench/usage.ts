@@ -5,11 +5,10 @@
 // in the same run. Prints p50/p99 of each and the ratio 366-day p50 / plain p50 (target ≤ 3).
 // Its own database (ringlane_bench_usage), dropped and re-created at each run.
 import pg from 'pg';
-import { Agent, fetch as undiciFetch } from 'undici';
 import { createDataSource } from '../../src/lib/db.js';
 import { formatMoney } from '../../src/lib/money.js';
 import { rollUp } from '../../src/usage/usage-rollup.js';
-import { benchDatabase, percentile, startServer, stopServer, runBench } from './harness.js';
+import { apiClient, benchDatabase, percentile, startServer, stopServer, runBench } from './harness.js';
 
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
 const CALL_ROWS = Number(process.env.BENCH_CALL_ROWS ?? 200_000);
@@ -62,23 +61,13 @@ async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
   const env = { DATABASE_URL: databaseUrl, PORT: String(PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: '{ringlane_bench_usage}', NODE_ENV: 'production' };
   const api = await startServer('dist/src/server.js', env, `${BASE}/readyz`);
-  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  const http = apiClient(BASE, 1);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const dataSource = createDataSource(databaseUrl);
   await dataSource.initialize();
   try {
-    const call = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await undiciFetch(`${BASE}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        dispatcher,
-      });
-      const json = (await res.json()) as any;
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const call = http.request;
     const { org: reseller, api_key } = await call('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
       name: 'Bench reseller',
       reseller: true,
@@ -146,7 +135,7 @@ async function main(): Promise<void> {
   } finally {
     await dataSource.destroy();
     await client.end();
-    await dispatcher.close();
+    await http.close();
     await stopServer(api);
   }
 }
