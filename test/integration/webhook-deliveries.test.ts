@@ -146,6 +146,17 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
     expect(gaps[1]).to.be.at.least(320);
   });
 
+  it('a 429 with Retry-After is tried again no sooner than asked, however short the backoff', async () => {
+    // The backoff here is 200 ms; the receiver asks for 2 s.
+    const hooks = await receiver((_req, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 }));
+    const org = await voiceOrg();
+    await endpoint(org, hooks.url, { outcomes: ['neutral'] });
+    await placeCall(org, { duration_seconds: 1 });
+    const [delivery] = await waitForDeliveries(org, (d) => d.status === 'succeeded');
+    expect(delivery.attempts.map((a: any) => a.response_status)).to.deep.equal([429, 200]);
+    expect(hooks.received[1].at - hooks.received[0].at).to.be.at.least(2000);
+  });
+
   it('gives up after WEBHOOK_MAX_ATTEMPTS (3 here): failed; a 3xx is a failure and is not followed; recover and a manual retry send again', async () => {
     let answer = 302;
     const hooks = await receiver(() => ({ status: answer, headers: { location: 'http://127.0.0.1:9/elsewhere' } }));
