@@ -54,8 +54,14 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
     if (!isReportedRedisError(err)) logger.error({ err }, `${spec.queue} worker error`);
   });
   const queue = createQueue(spec.queue, connection);
+  const scheduled = new Set<string>((spec.schedules ?? []).map((s) => s.id));
+  // The worker owns its queue's schedulers: it upserts the ones it declares and removes any other
+  // (one a previous version declared would go on making jobs no processor handles, forever).
   const schedule = async () => {
     for (const s of spec.schedules ?? []) await queue.upsertJobScheduler(s.id, { every: s.every }, { name: 'name' in s ? s.name : s.id });
+    for (const stale of await queue.getJobSchedulers()) {
+      if (!scheduled.has(stale.key)) await queue.removeJobScheduler(stale.key);
+    }
   };
   // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
   onShutdown(`${spec.queue} worker`, async () => {

@@ -82,3 +82,25 @@ describe('Redis restarted empty under every worker kind', function () {
     }
   });
 });
+
+describe('a worker owns its queue’s job schedulers', function () {
+  this.timeout(60_000);
+  const services = new ServiceProcesses();
+  after(() => services.stopAll());
+
+  it('removes a scheduler its queue no longer declares (left by an earlier version), and keeps its own', async () => {
+    const redis = createRedis('command');
+    await waitForRedis(redis, 5000);
+    const queue = new Queue('webhooks', { connection: redis, prefix: queuePrefix() });
+    try {
+      // The webhooks worker of the previous version swept every 10 s; this one has no `sweep`.
+      await queue.upsertJobScheduler('sweep', { every: 10_000 }, { name: 'sweep' });
+      await services.start('webhooks');
+      const keys = async () => (await queue.getJobSchedulers()).map((s) => s.key).sort();
+      await waitUntil('only the declared schedulers remain', async () => JSON.stringify(await keys()) === JSON.stringify(SCHEDULERS.webhooks), 20_000, keys);
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+});
