@@ -84,37 +84,14 @@ export function webhookSecretProblem(secret: string): string | null {
   return null;
 }
 
-/** Postgres text and jsonb cannot hold U+0000: the first path inside `value` with one, else null. */
-function pathWithNul(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = pathWithNul(value[i], [...path, i]);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes('\u0000')) return [...path, key];
-      const found = pathWithNul(item, [...path, key]);
-      if (found) return found;
-    }
-  }
-  return null;
-}
-
 type Helpers = Joi.CustomHelpers;
 
 /** A `custom` error reported at `key` inside the value being validated. */
 const errorAt = (helpers: Helpers, code: string, key: string, local: Record<string, unknown> = {}) =>
   helpers.error(code, { ...local, key }, { ...helpers.state, key, path: [...(helpers.state.path ?? []), key] });
 
-const noNul = /^[^\u0000]*$/;
-const noNulMessage = { 'string.pattern.base': '{{#label}} must not contain the NUL character' };
-
 const fields = {
-  name: Joi.string().trim().min(1).max(200).pattern(noNul).messages(noNulMessage),
+  name: Joi.string().trim().min(1).max(200),
   url: Joi.string()
     .custom((value: string, helpers) => {
       const problem = webhookUrlProblem(value);
@@ -126,8 +103,7 @@ const fields = {
       const problem = webhookSecretProblem(value);
       return problem ? helpers.error('secret.invalid', { problem }) : value;
     })
-    .pattern(noNul)
-    .messages({ 'secret.invalid': '{{#label}} {{#problem}}', ...noNulMessage }),
+    .messages({ 'secret.invalid': '{{#label}} {{#problem}}' }),
   outcomes: Joi.array()
     .items(Joi.string().valid(...OUTCOMES))
     .unique(),
@@ -142,13 +118,10 @@ const fields = {
     .unknown(true)
     .max(MAX_MAP_ENTRIES)
     .custom((extra: Record<string, unknown>, helpers) => {
-      const nul = pathWithNul(extra);
-      if (nul) return errorAt(helpers, 'extra.nul', nul.join('.'));
       if (Buffer.byteLength(JSON.stringify(extra)) > MAX_EXTRA_PAYLOAD_BYTES) return helpers.error('extra.size', { limit: MAX_EXTRA_PAYLOAD_BYTES });
       return extra;
     })
     .messages({
-      'extra.nul': '{{#label}} must not contain the NUL character',
       'extra.size': '{{#label}} must be at most {{#limit}} bytes as JSON',
     }),
   custom_headers: Joi.object()

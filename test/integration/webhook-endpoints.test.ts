@@ -213,6 +213,10 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['more than 20 aliases', { field_aliases: entries(21, (i) => `alias_${i}`) }, 'field_aliases'],
       ['extra_payload that is not an object', { extra_payload: 'x' }, 'extra_payload'],
       ['more than 20 extra_payload entries', { extra_payload: entries(21, (i) => i) }, 'extra_payload'],
+      // Postgres stores no U+0000: refused at the edge for every route (src/http/input-guard.ts).
+      ['NUL in a static value', { extra_payload: { a: 'nul\u0000' } }, 'extra_payload.a'],
+      ['NUL in the name', { name: 'a\u0000b' }, 'name'],
+      ['NUL in the secret', { secret: 'a long\u0000secret' }, 'secret'],
       ['custom_headers that is not an object', { custom_headers: ['X-A'] }, 'custom_headers'],
       ['more than 20 custom headers', { custom_headers: entries(21, String) }, 'custom_headers'],
       ['a header name with a space', { custom_headers: { 'X Api Key': 'k' } }, 'custom_headers.X Api Key'],

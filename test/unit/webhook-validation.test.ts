@@ -155,7 +155,6 @@ describe('webhook endpoint validation', () => {
         [{ ...VALID, custom_headers: { 'X-A': 'a\r\nX-B: b' } }, 'custom_headers.X-A'],
         [{ ...VALID, custom_headers: { 'X-A': 1 } }, 'custom_headers.X-A'],
         [{ ...VALID, custom_headers: { 'X-A': '1', 'x-a': '2' } }, 'custom_headers.x-a'],
-        [{ ...VALID, extra_payload: { a: 'nul\u0000' } }, 'extra_payload.a'],
         [{ ...VALID, extra_payload: { a: 'x'.repeat(17_000) } }, 'extra_payload'],
         [{ ...VALID, extra_payload: [1] }, 'extra_payload'],
         [{ ...VALID, disabled: true }, 'disabled'],
