@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import type Joi from 'joi';
 import type { Capability } from '../auth/capabilities.js';
 import type { SimulateScript } from '../calls/call.entity.js';
 import { inboundCallSchema } from '../calls/calls.schemas.js';
@@ -60,7 +59,7 @@ export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: 
   for (const spec of routes) {
     router[spec.method](spec.path, async (req, res) => {
       const id = spec.params ? validate<{ id: string }>(spec.params, req.params, 'params').id : '';
-      const body = spec.body ? validate(spec.body as Joi.Schema, req.body, 'body') : undefined;
+      const body = spec.body ? validate(spec.body, req.body, 'body') : undefined;
       const work = async () => ({ status: spec.status ?? (spec.method === 'post' ? 201 : 200), body: await spec.handler({ id, body }) });
       if (spec.method === 'post') await idempotent.respond(req, res, OPERATOR, work);
       else sendOutcome(res, await work());
