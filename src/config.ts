@@ -36,6 +36,11 @@ export interface Config {
   /** Deliveries one `webhooks` worker process sends at once, and at most per endpoint. */
   webhooksWorkerConcurrency: number;
   webhookEndpointConcurrency: number;
+  /**
+   * Niceness the processes that take in new work (`web`, `calls`) give themselves, so that on a
+   * machine they share with the delivery path, committed work drains first when the CPU is full.
+   */
+  intakeNice: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane';
@@ -67,6 +72,7 @@ const schema = Joi.object({
   CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
   WEBHOOKS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(2000).default(100),
   WEBHOOK_ENDPOINT_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(10),
+  INTAKE_NICE: Joi.number().integer().min(0).max(19).default(19),
 }).unknown(true);
 
 /** Validates an environment and returns the settings, or throws listing every bad variable. */
@@ -100,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     callsWorkerConcurrency: v.CALLS_WORKER_CONCURRENCY,
     webhooksWorkerConcurrency: v.WEBHOOKS_WORKER_CONCURRENCY,
     webhookEndpointConcurrency: v.WEBHOOK_ENDPOINT_CONCURRENCY,
+    intakeNice: v.INTAKE_NICE,
   });
 }
 

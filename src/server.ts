@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { config } from './config.js';
+import { lowerCpuPriority } from './lib/cpu-priority.js';
 import { db } from './lib/db.js';
 import { logger } from './lib/logger.js';
 import { createRedis } from './lib/redis.js';
@@ -9,6 +10,7 @@ import { onShutdown } from './lib/shutdown.js';
 
 /** The `web` process: the HTTP API. */
 async function main(): Promise<void> {
+  lowerCpuPriority(config.intakeNice);
   await db.initialize();
   const redis = createRedis('command');
   const { app, close } = createApp({ redis });

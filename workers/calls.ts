@@ -1,12 +1,14 @@
 import { createCallsRuntime } from '../src/calls/calls.runtime.js';
 import { registerCampaignHooks } from '../src/campaigns/campaign-runner.js';
 import { config } from '../src/config.js';
+import { lowerCpuPriority } from '../src/lib/cpu-priority.js';
 import { logger } from '../src/lib/logger.js';
 import { createRedis } from '../src/lib/redis.js';
 import { callsProcessors } from './processors/calls.processor.js';
 import { runWorker } from './run-worker.js';
 
 /** The `calls` worker process: the call engine on the simulated carrier, and campaigns. */
+lowerCpuPriority(config.intakeNice);
 const redis = createRedis('blocking');
 const runtime = createCallsRuntime(redis);
 registerCampaignHooks(runtime.engine);

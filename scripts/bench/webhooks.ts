@@ -583,7 +583,7 @@ async function main(): Promise<void> {
   try {
     console.log(
       `bench:webhooks — the whole system with its default settings (unless set in the environment): WEBHOOKS_WORKER_CONCURRENCY ${cfg.webhooksWorkerConcurrency}, WEBHOOK_ENDPOINT_CONCURRENCY ${cfg.webhookEndpointConcurrency}, ` +
-        `CALLS_WORKER_CONCURRENCY ${cfg.callsWorkerConcurrency}, DATABASE_POOL_SIZE ${cfg.databasePoolSize}; SIM_RING_MS ${cfg.sim.ringMs}, SIM_SECOND_MS ${cfg.sim.secondMs}; LOG_LEVEL warn`,
+        `CALLS_WORKER_CONCURRENCY ${cfg.callsWorkerConcurrency}, DATABASE_POOL_SIZE ${cfg.databasePoolSize}, INTAKE_NICE ${cfg.intakeNice}; SIM_RING_MS ${cfg.sim.ringMs}, SIM_SECOND_MS ${cfg.sim.secondMs}; LOG_LEVEL warn`,
     );
     let sys = await start();
     const [warm] = await createOrgs(api, receiver, 1, 'Bench warm-up');

@@ -114,6 +114,26 @@ describe('npm start (the supervisor)', function () {
     expectNoErrors(supervisor);
   });
 
+  it('web and calls, which take in new work, run at CPU niceness INTAKE_NICE (default 19); relay and webhooks at the supervisor\'s', async () => {
+    const port = await freePort();
+    const supervisor = startSupervisor({ ...process.env, REDIS_URL: redis.url, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: undefined });
+    supervisors.push(supervisor);
+    await waitUntilRunning(supervisor, port);
+    // Every process under `npm start`, with its niceness, by the Procfile entry it runs.
+    const { stdout } = await run('ps', ['-e', '-o', 'pid=,ppid=,ni=,args=']);
+    const rows = stdout.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/)).map(([pid, ppid, ni, ...args]) => ({ pid, ppid, ni: Number(ni), args: args.join(' ') }));
+    const under = new Set([String(supervisor.child.pid)]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const row of rows) if (under.has(row.ppid) && !under.has(row.pid)) grew = Boolean(under.add(row.pid));
+    }
+    const niceOf = (entry: string) => rows.filter((r) => under.has(r.pid) && r.args.includes(entry)).map((r) => r.ni);
+    expect(niceOf('dist/src/server.js'), stdout).to.deep.equal([19]);
+    expect(niceOf('dist/workers/calls.js'), stdout).to.deep.equal([19]);
+    expect(niceOf('dist/workers/relay.js'), stdout).to.deep.equal([0]);
+    expect(niceOf('dist/workers/webhooks.js'), stdout).to.deep.equal([0]);
+  });
+
   it('creates the database a DATABASE_URL names when it does not exist, and warns once that OPERATOR_TOKEN is not set', async () => {
     const name = `${testDatabase}_fresh`;
     const url = new URL(config.databaseUrl);

@@ -35,6 +35,12 @@ describe('config', () => {
     for (const value of ['yes', '-1', '1.5', '']) expect(() => loadConfig({ TRUST_PROXY: value }), value).to.throw(/TRUST_PROXY/);
   });
 
+  it('INTAKE_NICE: 19 unless set, 0 to 19', () => {
+    expect(loadConfig({}).intakeNice).to.equal(19);
+    expect(loadConfig({ INTAKE_NICE: '0' }).intakeNice).to.equal(0);
+    for (const value of ['-1', '20', '5.5', 'low']) expect(() => loadConfig({ INTAKE_NICE: value }), value).to.throw(/INTAKE_NICE/);
+  });
+
   it('reads the environment', () => {
     const c = loadConfig({ PORT: '8080', DATABASE_URL: 'postgres://u@db:5432/x', OPERATOR_TOKEN: 'a-long-operator-token', SIM_SECOND_MS: '5' });
     expect(c.port).to.equal(8080);
