@@ -129,10 +129,13 @@ export function twoApiProcesses(options: Omit<AppDeps, 'redis'> = {}): { a: Ring
   return processes;
 }
 
-/** Requests to the shared app as `token` (an API key or a session token), with optional extra headers. */
-export function asCaller(token: string, headers: Record<string, string> = {}) {
+/**
+ * Requests as `token` (an API key or a session token), with optional extra headers, to the
+ * shared app or to a real web process at `baseUrl`.
+ */
+export function asCaller(token: string, headers: Record<string, string> = {}, baseUrl?: string) {
   const send = async (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: unknown) => {
-    const req = request(await app())[method](path).set('Authorization', bearer(token)).set(headers);
+    const req = request(baseUrl ?? (await app()))[method](path).set('Authorization', bearer(token)).set(headers);
     return body === undefined ? req : req.send(body as object);
   };
   return {

@@ -6,20 +6,12 @@
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { db } from '../../src/lib/db.js';
-import { queuePrefix, QUEUES, type QueueName } from '../../src/lib/queues.js';
+import { queuePrefix, QUEUES } from '../../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../../src/lib/redis.js';
 import { freePort, ServiceProcesses, waitUntil, type ServiceKind } from '../helpers/processes.js';
 import { PrivateRedis } from '../helpers/redis-server.js';
+import { SCHEDULERS, schedulersIn } from '../helpers/schedulers.js';
 import { placeCallThrough, voiceOrg } from '../helpers/voice.js';
-
-/** The job schedulers each queue must have, whatever happened to Redis. */
-const SCHEDULERS: Record<QueueName, string[]> = {
-  maintenance: ['purge-expired'],
-  calls: ['sweep'],
-  tenants: ['sweep'],
-  usage: ['rollup'],
-  webhooks: ['purge'],
-};
 
 const CALLS = 60;
 
@@ -70,16 +62,8 @@ describe('Redis restarted empty under every worker kind', function () {
     );
     expect(once).to.deep.equal({ charged_once: CALLS, completed_once: CALLS });
 
-    const client = createRedis('command', redis.url);
-    await waitForRedis(client, 5000);
-    const queues = (Object.keys(SCHEDULERS) as QueueName[]).map((name) => new Queue(name, { connection: client, prefix: queuePrefix() }));
-    try {
-      const present = async () => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, (await q.getJobSchedulers()).map((s) => s.key).sort()])));
-      await waitUntil('every worker kind upserted its schedulers again', async () => JSON.stringify(await present()) === JSON.stringify(SCHEDULERS), 20_000, present);
-    } finally {
-      await Promise.all(queues.map((q) => q.close()));
-      client.disconnect();
-    }
+    const present = () => schedulersIn(redis.url);
+    await waitUntil('every worker kind upserted its schedulers again', async () => JSON.stringify(await present()) === JSON.stringify(SCHEDULERS), 20_000, present);
   });
 });
 

@@ -1,0 +1,25 @@
+import { Queue } from 'bullmq';
+import { queuePrefix, QUEUES, type QueueName } from '../../src/lib/queues.js';
+import { createRedis, waitForRedis } from '../../src/lib/redis.js';
+
+/** The job schedulers each queue must have: each exactly once, whatever ran or restarted. */
+export const SCHEDULERS: Record<QueueName, string[]> = {
+  maintenance: ['purge-expired'],
+  calls: ['sweep'],
+  tenants: ['sweep'],
+  usage: ['rollup'],
+  webhooks: ['purge'],
+};
+
+/** Every queue's job scheduler ids (sorted, duplicates kept) in the Redis at `redisUrl`. */
+export async function schedulersIn(redisUrl: string): Promise<Record<string, string[]>> {
+  const client = createRedis('command', redisUrl);
+  await waitForRedis(client, 5000);
+  const queues = (Object.keys(QUEUES) as QueueName[]).map((name) => new Queue(name, { connection: client, prefix: queuePrefix() }));
+  try {
+    return Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, (await q.getJobSchedulers()).map((s) => s.key).sort()])));
+  } finally {
+    await Promise.all(queues.map((q) => q.close()));
+    client.disconnect();
+  }
+}
