@@ -39,7 +39,9 @@
 // = receipt time − the event's created_at (when it entered the outbox); a bare `got` loop in a
 // separate process POSTing the same recorded requests to the same receivers with as many in
 // flight as the system can have for those endpoints, and deliveries/s ÷ its rate; the CPU time
-// of every process from the load's start until drained (/proc/<pid>/stat), per delivery.
+// of every process from the load's start until drained (/proc/<pid>/stat), per delivery; the work
+// per delivery: Postgres commits and rows written (pg_stat_database of the bench database) and
+// commands the Redis server processed (INFO stats: run it on a Redis of its own to count only Ringlane's).
 //
 // Environment (defaults): BENCH_CALLS (2000), BENCH_IN_FLIGHT (32), BENCH_ENDPOINTS (1000),
 // BENCH_FAST_ENDPOINTS (100), BENCH_SLOW_MS (5000), BENCH_WARMUP_CALLS (200),
@@ -445,6 +447,7 @@ function systemInFlight(cfg: Config, webhooksProcesses: number, endpoints: numbe
 /** What a running system needs for a measurement. */
 interface System {
   client: pg.Pool;
+  redis: Redis;
   receiver: Receiver;
   sampler: CpuSampler;
   processes: ProcfileProcess[];
@@ -452,6 +455,35 @@ interface System {
 
 interface Measured {
   arrivalP99: number;
+}
+
+/** Work counters: Postgres transactions and rows written in the bench database; commands the Redis server processed. */
+interface Work {
+  commits: number;
+  inserted: number;
+  updated: number;
+  deleted: number;
+  redisCommands: number;
+}
+
+async function workDone(sys: System): Promise<Work> {
+  // Backends publish their counters at most once a second: let the last ones land.
+  await sleep(1100);
+  const { rows } = await sys.client.query<Omit<Work, 'redisCommands'>>(
+    `SELECT xact_commit::float8 AS commits, tup_inserted::float8 AS inserted, tup_updated::float8 AS updated, tup_deleted::float8 AS deleted
+       FROM pg_stat_database WHERE datname = $1`,
+    [DATABASE],
+  );
+  const redisCommands = Number(/total_commands_processed:(\d+)/.exec(await sys.redis.info('stats'))?.[1]);
+  return { ...rows[0], redisCommands };
+}
+
+function printWork(before: Work, after: Work, deliveries: number): void {
+  const per = (key: keyof Work) => fmt((after[key] - before[key]) / deliveries, 2);
+  console.log(
+    `  work per delivery: Postgres ${per('commits')} commits, rows ${per('inserted')} inserted, ${per('updated')} updated, ${per('deleted')} deleted ` +
+      `(database ${DATABASE}, every process and this bench's bookkeeping); Redis ${per('redisCommands')} commands (the whole server)`,
+  );
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -465,9 +497,11 @@ const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 async function measure(sys: System, label: string, targets: Target[], load: Load, inFlight: number, others: Target[] = []): Promise<Measured> {
   const { client, receiver, sampler } = sys;
   receiver.reset();
+  const workBefore = await workDone(sys);
   await sampler.start();
   const run = await runLoad(sys, targets, load, label);
   const cpu = await sampler.stop();
+  const workAfter = await workDone(sys);
 
   const { rows } = await client.query<{ key: string; created: number }>(
     `SELECT call_id || ':' || sequence AS key, (extract(epoch FROM created_at) * 1000)::float8 AS created
@@ -508,6 +542,7 @@ async function measure(sys: System, label: string, targets: Target[], load: Load
     console.log(`  not measured: the endpoint answering after ${SLOW_MS} ms received ${fmt(receiver.count([other.endpoint]))} of the ${fmt(owed)} deliveries owed to it by the end`);
   }
   printCpu(cpu, sys.processes, allDelivered);
+  printWork(workBefore, workAfter, allDelivered);
   return { arrivalP99: percentile(arrivals, 99) };
 }
 
@@ -569,7 +604,7 @@ async function main(): Promise<void> {
   const api = apiClient(`http://127.0.0.1:${PORT}`, IN_FLIGHT);
   const start = async (only?: string[]): Promise<System> => {
     const processes = await startProcfile(client, env, only);
-    return { client, receiver, processes, sampler: new CpuSampler(systemCpuSources(client, DATABASE, processes, redisPid)) };
+    return { client, redis, receiver, processes, sampler: new CpuSampler(systemCpuSources(client, DATABASE, processes, redisPid)) };
   };
   const stop = (sys: System) => Promise.all(sys.processes.map((p) => stopServer(p.child)));
   const header = (title: string, sys: System, load: string) => {
