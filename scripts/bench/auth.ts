@@ -1,7 +1,25 @@
 // npm run bench:auth — authenticated `GET /v1/api-keys` (API key auth, org scoping, a real
 // Postgres query) against a bare Express route answering the same JSON from memory, in the
-// same run, at the same concurrency, in alternating rounds. Prints medians and their ratio.
-import { benchDatabase, load, loadGenerator, median, startServer, stopServer, type LoadResult, runBench } from './harness.js';
+// same run, at the same concurrency, in alternating rounds. Prints medians and their ratio, and
+// the CPU milliseconds per request of each side: the API process, the Postgres backends serving
+// it and the redis-server (shared: it counts every client) against the bare server alone.
+import type { ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { config } from '../../src/config.js';
+import {
+  benchDatabase,
+  benchPool,
+  CpuSampler,
+  load,
+  loadGenerator,
+  median,
+  processStat,
+  startServer,
+  stopServer,
+  systemCpuSources,
+  type LoadResult,
+  runBench,
+} from './harness.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -13,7 +31,11 @@ const BARE_PORT = 3902;
 async function main(): Promise<void> {
   const tool = await loadGenerator();
   const databaseUrl = await benchDatabase('ringlane_bench');
-  const servers = [];
+  const client = benchPool(databaseUrl);
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  redis.disconnect();
+  const servers: ChildProcess[] = [];
   try {
     const api = await startServer(
       'dist/src/server.js',
@@ -37,9 +59,26 @@ async function main(): Promise<void> {
     await load(tool, bareUrl, {}, CONNECTIONS, 2);
     const authed: LoadResult[] = [];
     const bare: LoadResult[] = [];
+    const apiSources = systemCpuSources(client, new URL(databaseUrl).pathname.slice(1), [{ name: 'web', child: api }], redisPid && processStat(redisPid) ? redisPid : null);
+    const apiCpu = new Map<string, number>();
+    let bareCpu = 0;
+    /** Runs one round, adding the CPU ms of the server side it used: the process, its Postgres backends, Redis. */
+    const serving = new Set(['web', 'postgres ← web', 'redis-server', 'bare']);
+    const measured = async (sampler: CpuSampler, round: () => Promise<LoadResult>, add: (label: string, ms: number) => void) => {
+      await sampler.start();
+      const result = await round();
+      for (const [label, { ms }] of (await sampler.stop()).byLabel) if (serving.has(label)) add(label, ms);
+      return { ...result, requests: result.rps * SECONDS };
+    };
+    let apiRequests = 0;
+    let bareRequests = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      authed.push(await load(tool, authedUrl, headers, CONNECTIONS, SECONDS));
-      bare.push(await load(tool, bareUrl, {}, CONNECTIONS, SECONDS));
+      const a = await measured(new CpuSampler(apiSources), () => load(tool, authedUrl, headers, CONNECTIONS, SECONDS), (label, ms) => apiCpu.set(label, (apiCpu.get(label) ?? 0) + ms));
+      const b = await measured(new CpuSampler(async () => [{ pid: servers[1].pid!, label: 'bare' }]), () => load(tool, bareUrl, {}, CONNECTIONS, SECONDS), (_, ms) => (bareCpu += ms));
+      authed.push(a);
+      bare.push(b);
+      apiRequests += a.requests;
+      bareRequests += b.requests;
     }
 
     const summary = (results: LoadResult[]) => ({
@@ -56,8 +95,13 @@ async function main(): Promise<void> {
     console.log(row('authenticated GET /v1/api-keys', a));
     console.log(row('bare Express route, same JSON', b));
     console.log(`ratio (authenticated / bare): ${(a.rps / b.rps).toFixed(2)}   (target ≥ 0.50; p99 target < 10 ms)`);
+    const perRequest = (ms: number, requests: number) => (ms / requests).toFixed(3);
+    const apiParts = [...apiCpu.entries()].sort((x, y) => y[1] - x[1]).map(([label, ms]) => `${label} ${perRequest(ms, apiRequests)}`);
+    const apiTotal = [...apiCpu.values()].reduce((n, ms) => n + ms, 0);
+    console.log(`CPU ms per request: authenticated ${perRequest(apiTotal, apiRequests)} (${apiParts.join(', ')}); bare ${perRequest(bareCpu, bareRequests)}`);
   } finally {
     for (const server of servers) await stopServer(server);
+    await client.end();
   }
 }
 
