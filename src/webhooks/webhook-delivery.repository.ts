@@ -59,8 +59,11 @@ export class WebhookDeliveryRepository {
       text: `SELECT min(day.start) AS since
                FROM unnest($1::timestamptz[], $2::timestamptz[]) AS day(start, next)
               CROSS JOIN LATERAL (
+                -- In the order of the index of open deliveries, so that even a day without
+                -- statistics yet is probed through it, not read whole.
                 SELECT 1 FROM webhook_deliveries d
-                 WHERE d.status IN ('pending', 'retrying') AND d.created_at >= day.start AND d.created_at < day.next LIMIT 1
+                 WHERE d.status IN ('pending', 'retrying') AND d.created_at >= day.start AND d.created_at < day.next
+                 ORDER BY d.endpoint_id, d.next_attempt_at LIMIT 1
               ) open`,
       values: [days.map((d) => d.start), days.map((d) => d.end)],
     });
