@@ -34,7 +34,7 @@ export function notifyPayload(endpointIds: string[]): string {
  * This one statement reads every partition of `call_events` (each one's index of unrelayed
  * events: a probe), so that the relay's own statements read only the days in the range.
  */
-export async function outboxRange(dataSource: DataSource): Promise<HistoryRange> {
+async function outboxRange(dataSource: DataSource): Promise<HistoryRange> {
   const [{ oldest, now }] = await dataSource.query(`SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NULL`);
   const lateCommits = new Date(now.getTime() - LATE_COMMIT_MS);
   return rangeFrom(oldest && oldest < lateCommits ? oldest : lateCommits);
@@ -53,7 +53,7 @@ export async function outboxRange(dataSource: DataSource): Promise<HistoryRange>
  * notification is missed). Only events in `range` are looked at (see `Relay`).
  * Returns how many events it relayed (a full batch means: call again at once).
  */
-export async function relayBatch(dataSource: DataSource, range: HistoryRange): Promise<number> {
+async function relayBatch(dataSource: DataSource, range: HistoryRange): Promise<number> {
   const { events } = await dataSource.transaction(async (em) => {
     const events: Array<{ id: string; created_at: Date }> = await em.query(
       `SELECT id, created_at FROM call_events WHERE relayed_at IS NULL AND created_at >= $1 AND created_at <= $2

@@ -49,7 +49,7 @@ const present = (d: DeliveryRow) => ({
  * WEBHOOK_RETENTION_DAYS keeps: every read is bounded to it, so it reads the retained days'
  * partitions only. A list, newest first, reads day by day from the newest and stops once its
  * page is full; a delivery by id alone (ids say nothing of time) is looked for in each retained
- * day, one index probe per day, at most WEBHOOK_RETENTION_DAYS + 1 of them.
+ * day, one primary-key probe per day (31 of them by default).
  */
 export class WebhookDeliveriesService {
   constructor(
