@@ -109,7 +109,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   tenantRoutes(api, new TenantsService(deps.redis, new TenantJobs(queues.get('tenants')!)));
   usageRoutes(api);
   webhookEndpointRoutes(api);
-  webhookDeliveryRoutes(api, new WebhookDeliveriesService(new WebhookJobs(queues.get('webhooks')!)));
+  webhookDeliveryRoutes(api, new WebhookDeliveriesService(db, new WebhookJobs(queues.get('webhooks')!)));
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes();
   app.use(bookingPage.router);

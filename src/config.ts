@@ -30,6 +30,8 @@ export interface Config {
     retentionDays: number;
     allowPrivateNetworks: boolean;
   };
+  /** How long call events are kept (CONTRACT.md §4); never less than webhook deliveries, which need theirs. */
+  eventRetentionDays: number;
   sim: { ringMs: number; secondMs: number };
   /** Jobs one `calls` worker process runs at once. */
   callsWorkerConcurrency: number;
@@ -67,6 +69,7 @@ const schema = Joi.object({
   WEBHOOK_DISABLE_AFTER_HOURS: Joi.number().min(0).default(120),
   WEBHOOK_RETENTION_DAYS: Joi.number().min(0).default(30),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Joi.boolean(),
+  EVENT_RETENTION_DAYS: Joi.number().min(0).default(30),
   SIM_RING_MS: Joi.number().integer().min(0).default(1000),
   SIM_SECOND_MS: Joi.number().min(0).default(1000),
   CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
@@ -102,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       retentionDays: v.WEBHOOK_RETENTION_DAYS,
       allowPrivateNetworks: v.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? nodeEnv !== 'production',
     }),
+    eventRetentionDays: v.EVENT_RETENTION_DAYS,
     sim: Object.freeze({ ringMs: v.SIM_RING_MS, secondMs: v.SIM_SECOND_MS }),
     callsWorkerConcurrency: v.CALLS_WORKER_CONCURRENCY,
     webhooksWorkerConcurrency: v.WEBHOOKS_WORKER_CONCURRENCY,

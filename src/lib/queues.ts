@@ -10,11 +10,11 @@ import { isReportedRedisError } from './redis.js';
  * that it handles every job name of its queues (see workers/run-worker.ts).
  */
 export const QUEUES = {
-  maintenance: ['purge-expired'],
+  maintenance: ['purge-expired', 'history-partitions'],
   calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick'],
   tenants: ['apply-state', 'sweep'],
   usage: ['rollup'],
-  webhooks: ['deliver', 'recover', 'purge'],
+  webhooks: ['deliver', 'recover'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;

@@ -4,11 +4,12 @@ import { createRedis, waitForRedis } from '../../src/lib/redis.js';
 
 /** The job schedulers each queue must have: each exactly once, whatever ran or restarted. */
 export const SCHEDULERS: Record<QueueName, string[]> = {
-  maintenance: ['purge-expired'],
+  maintenance: ['history-partitions', 'purge-expired'],
   calls: ['sweep'],
   tenants: ['sweep'],
   usage: ['rollup'],
-  webhooks: ['purge'],
+  // Retention, once its hourly `purge`, is the maintenance worker's `history-partitions`.
+  webhooks: [],
 };
 
 /** Every queue's job scheduler ids (sorted, duplicates kept) in the Redis at `redisUrl`. */

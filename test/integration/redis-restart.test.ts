@@ -72,13 +72,14 @@ describe('a worker owns its queue’s job schedulers', function () {
   const services = new ServiceProcesses();
   after(() => services.stopAll());
 
-  it('removes a scheduler its queue no longer declares (left by an earlier version), and keeps its own', async () => {
+  it('removes the schedulers its queue no longer declares (left by earlier versions)', async () => {
     const redis = createRedis('command');
     await waitForRedis(redis, 5000);
     const queue = new Queue('webhooks', { connection: redis, prefix: queuePrefix() });
     try {
-      // The webhooks worker of the previous version swept every 10 s; this one has no `sweep`.
+      // Earlier webhooks workers swept every 10 s and purged hourly; this one does neither.
       await queue.upsertJobScheduler('sweep', { every: 10_000 }, { name: 'sweep' });
+      await queue.upsertJobScheduler('purge', { every: 3_600_000 }, { name: 'purge' });
       await services.start('webhooks');
       const keys = async () => (await queue.getJobSchedulers()).map((s) => s.key).sort();
       await waitUntil('only the declared schedulers remain', async () => JSON.stringify(await keys()) === JSON.stringify(SCHEDULERS.webhooks), 20_000, keys);

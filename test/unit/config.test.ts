@@ -19,6 +19,13 @@ describe('config', () => {
       allowPrivateNetworks: true,
     });
     expect(c.sim).to.deep.equal({ ringMs: 1000, secondMs: 1000 });
+    expect(c.eventRetentionDays).to.equal(30);
+  });
+
+  it('EVENT_RETENTION_DAYS: 30 unless set, a number of days from 0', () => {
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '90' }).eventRetentionDays).to.equal(90);
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '0.5' }).eventRetentionDays).to.equal(0.5);
+    for (const value of ['-1', 'forever', '']) expect(() => loadConfig({ EVENT_RETENTION_DAYS: value }), value).to.throw(/EVENT_RETENTION_DAYS/);
   });
 
   it('refuses private webhook networks by default in production only', () => {
