@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   try {
     const api = await startServer(
       'dist/src/server.js',
-      { DATABASE_URL: databaseUrl, PORT: String(API_PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: '{ringlane_bench}', NODE_ENV: 'production' },
+      { DATABASE_URL: databaseUrl, PORT: String(API_PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: 'ringlane_bench', NODE_ENV: 'production' },
       `http://127.0.0.1:${API_PORT}/readyz`,
     );
     servers.push(api);
