@@ -1,5 +1,4 @@
 import express, { type Express } from 'express';
-import type { Redis } from 'ioredis';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireOperator } from './admin/operator-auth.js';
 import { apiKeyRoutes } from './auth/api-keys.routes.js';
@@ -22,6 +21,7 @@ import { refuseUnreadableInput } from './http/input-guard.js';
 import type { RouteDoc } from './http/route-doc.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
+import type { RedisClient } from './lib/redis.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { inviteRoutes } from './orgs/invites.routes.js';
 import { createQueue, QUEUES, type QueueName } from './lib/queues.js';
@@ -47,7 +47,7 @@ import { webhookEndpointRoutes } from './webhooks/webhook-endpoints.routes.js';
 
 export interface AppDeps {
   /** A `command` connection (fails fast while Redis is away). */
-  redis: Redis;
+  redis: RedisClient;
   operatorToken?: string | null;
   /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
   trustProxy?: boolean | number;

@@ -5,6 +5,7 @@ import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/Postgres
 import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { createQueue } from '../../src/lib/queues.js';
+import { scanKeys } from '../../src/lib/redis.js';
 import { redisForTests } from '../helpers/redis.js';
 import { SerialClient } from '../helpers/serial-pg.js';
 
@@ -53,14 +54,12 @@ describe('schema and queues', () => {
     }
   });
 
-  it('every queue key lives under the hash-tagged prefix (one Redis Cluster slot)', async () => {
+  it('every key of a queue lives under its own hash tag (one Redis Cluster slot per queue)', async () => {
     const queue: Queue = createQueue('maintenance', redisForTests());
     await queue.add('purge-expired', {}, { delay: 60_000 });
-    const keys = await redisForTests().keys('*maintenance*');
-    const ours = keys.filter((k) => k.includes(config.redisPrefix));
-    expect(ours).to.not.be.empty;
-    for (const key of ours) expect(key.startsWith(`${config.redisPrefix}:maintenance:`)).to.equal(true);
-    expect(config.redisPrefix).to.match(/^\{.+\}$/);
+    const keys = await scanKeys(redisForTests(), `${config.redisPrefix}:*:maintenance:*`);
+    expect(keys).to.not.be.empty;
+    for (const key of keys) expect(key.startsWith(`${config.redisPrefix}:queue:{maintenance}:maintenance:`), key).to.equal(true);
     await queue.obliterate({ force: true });
     await queue.close();
   });
