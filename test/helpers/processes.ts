@@ -2,14 +2,27 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 
-/** A free TCP port on 127.0.0.1. */
+/**
+ * Ports handed out below the kernel's ephemeral range (32768-60999 on Linux): a port from that
+ * range, free when picked, may be taken by any outgoing connection before the process the test
+ * starts binds it (seen: a redis-server of a private cluster exiting at start under load).
+ */
+const PORTS = { from: 20_000, to: 32_000 };
+
+/** A free TCP port on 127.0.0.1, outside the ephemeral range (tried at random until one binds). */
 export async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
+  for (;;) {
+    const port = PORTS.from + Math.floor(Math.random() * (PORTS.to - PORTS.from));
+    const server = net.createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    server.close();
+    await once(server, 'close');
+    return port;
+  }
 }
 
 /** Starts a TypeScript entry point as a real process with this test run's environment. */
