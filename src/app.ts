@@ -16,6 +16,7 @@ import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
+import { openApiRoute } from './http/openapi.js';
 import { requestLog } from './http/request-log.js';
 import { IdempotentRequests } from './idempotency/idempotent.js';
 import { refuseUnreadableInput } from './http/input-guard.js';
@@ -58,7 +59,7 @@ export interface RinglaneApp {
   /** Flushes batched writes; call after the HTTP server stopped accepting requests. */
   close(): Promise<void>;
   credentials: CredentialStore;
-  /** Every route that takes input, with its schemas (paths as mounted). */
+  /** Every route with its schemas (paths as mounted): the OpenAPI document is built from them. */
   routes: RouteDoc[];
 }
 
@@ -114,8 +115,9 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const bookingPage = publicBookingPageRoutes();
   app.use(bookingPage.router);
   const sessions = sessionRoutes(deps.redis);
-  app.use('/v1', sessions.router, authenticate(credentials), api.router);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
+  app.get('/v1/openapi.json', openApiRoute(routes));
+  app.use('/v1', sessions.router, authenticate(credentials), api.router);
 
   app.use(notFound);
   app.use(errorHandler);

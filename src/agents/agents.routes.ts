@@ -9,6 +9,7 @@ export function agentRoutes(api: ApiRouter): void {
     path: '/agents',
     capability: 'operate',
     service: agentsService,
+    errors: { remove: { 409: ['agent_in_use'] } },
     schemas: { create: createAgentSchema, update: updateAgentSchema, list: listAgentsQuery },
   });
 }

@@ -8,17 +8,21 @@ import type { ApiKeysService } from './api-keys.service.js';
 export function apiKeyRoutes(api: ApiRouter, keys: ApiKeysService): void {
   api
     .post<{ label: string; permissions: Capability[] }>('/api-keys', {
+      summary: 'Create an API key',
+      errors: { 429: ['rate_limited'] },
       capability: 'api_keys',
       tenant: 'forbidden',
       body: createApiKeySchema,
       handler: ({ actor, body }) => keys.create(actor, body),
     })
     .get<PageParams>('/api-keys', {
+      summary: 'List API keys',
       tenant: 'forbidden',
       query: listApiKeysQuery,
       handler: ({ actor, query }) => keys.list(actor, query),
     })
     .delete<unknown, { key_id: string }>('/api-keys/:key_id', {
+      summary: 'Revoke an API key',
       capability: 'api_keys',
       tenant: 'forbidden',
       params: keyIdParams,

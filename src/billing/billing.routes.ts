@@ -13,31 +13,37 @@ import { balanceOf } from './ledger.js';
 export function billingRoutes(api: ApiRouter): void {
   api
     .get('/balance', {
+      summary: 'Read the account balance',
       tenant: 'forbidden',
       handler: ({ actor }) => balanceOf(db.manager, actor.org.id),
     })
     .get<PageParams>('/payments', {
+      summary: 'List payments',
       tenant: 'forbidden',
       query: billingListQuery,
       handler: ({ actor, query }) => listPayments(actor, query),
     })
     .get<PageParams>('/receipts', {
+      summary: 'List receipts',
       tenant: 'forbidden',
       query: billingListQuery,
       handler: ({ actor, query }) => listReceipts(actor, query),
     })
     .get<PageParams>('/plans', {
+      summary: 'List plans',
       tenant: 'forbidden',
       query: billingListQuery,
       handler: ({ actor, query }) => listPlans(actor, query),
     })
     .get<PageParams>('/add-ons', {
+      summary: 'List add-ons',
       tenant: 'forbidden',
       query: billingListQuery,
       handler: async ({ query }) => listAddOns(query),
     })
     // There is no referral program yet: the list exists, empty, with its tenant rule.
     .get<PageParams>('/referrals', {
+      summary: 'List referrals (always empty: there is no referral program yet)',
       tenant: 'forbidden',
       query: billingListQuery,
       handler: async ({ query }) => pageOfItems([], query),

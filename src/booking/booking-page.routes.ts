@@ -14,9 +14,11 @@ import { publicBookingPage, readBookingPage, updateBookingPage } from './booking
 export function bookingPageRoutes(api: ApiRouter): void {
   api
     .get('/booking-page', {
+      summary: 'Read the booking page settings',
       handler: ({ actor }) => readBookingPage(actor),
     })
     .put<BookingPageChanges>('/booking-page', {
+      summary: 'Change the booking page settings',
       capability: 'settings',
       tenant: 'forbidden',
       body: bookingPageSchema,
@@ -43,5 +45,5 @@ export function publicBookingPageRoutes(): { router: Router; routes: RouteDoc[] 
       })
       .send(html);
   });
-  return { router, routes: [{ method: 'get', path: '/book/:org_id', params: pageParams }] };
+  return { router, routes: [{ method: 'get', path: '/book/:org_id', summary: "An organization's public booking page (HTML)", params: pageParams, status: 200, caller: 'anyone' }] };
 }

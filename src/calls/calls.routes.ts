@@ -7,15 +7,19 @@ import type { CallsService } from './calls.service.js';
 export function callRoutes(api: ApiRouter, calls: CallsService): void {
   api
     .post<CreateCallInput>('/calls', {
+      summary: 'Place an outbound call',
+      errors: { 402: ['insufficient_balance'] },
       capability: 'operate',
       body: createCallSchema,
       handler: ({ actor, body }) => calls.create(actor, body),
     })
     .get<PageParams & { status?: string; direction?: string; campaign_id?: string }>('/calls', {
+      summary: 'List calls',
       query: listCallsQuery,
       handler: ({ actor, query }) => calls.list(actor, query),
     })
     .get<unknown, { id: string }>('/calls/:id', {
+      summary: 'Read a call with its events',
       params: callIdParams,
       handler: ({ actor, params }) => calls.get(actor, params.id),
     });

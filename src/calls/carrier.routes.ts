@@ -6,9 +6,11 @@ import { connectCarrier, readCarrier } from './carrier.service.js';
 export function carrierRoutes(api: ApiRouter): void {
   api
     .get('/carrier', {
+      summary: 'Read the carrier connection',
       handler: ({ actor }) => readCarrier(actor),
     })
     .put<{ provider: CarrierProvider }>('/carrier', {
+      summary: 'Connect a carrier',
       capability: 'settings',
       body: carrierSchema,
       handler: ({ actor, body }) => connectCarrier(actor, body),

@@ -13,19 +13,24 @@ import type { CampaignsService } from './campaigns.service.js';
 export function campaignRoutes(api: ApiRouter, campaigns: CampaignsService): void {
   api
     .post<CreateCampaignInput>('/campaigns', {
+      summary: 'Create a campaign',
       capability: 'operate',
       body: createCampaignSchema,
       handler: ({ actor, body }) => campaigns.create(actor, body),
     })
     .get<PageParams & { state?: string }>('/campaigns', {
+      summary: 'List campaigns',
       query: listCampaignsQuery,
       handler: ({ actor, query }) => campaigns.list(actor, query),
     })
     .get<unknown, { id: string }>('/campaigns/:id', {
+      summary: 'Read a campaign',
       params: campaignIdParams,
       handler: ({ actor, params }) => campaigns.get(actor, params.id),
     })
     .patch<UpdateCampaignInput, unknown, { id: string }>('/campaigns/:id', {
+      summary: 'Change a campaign, or move it to another state',
+      errors: { 409: ['invalid_state_transition'] },
       capability: 'operate',
       params: campaignIdParams,
       body: updateCampaignSchema,

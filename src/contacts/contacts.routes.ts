@@ -9,6 +9,7 @@ export function contactRoutes(api: ApiRouter): void {
     path: '/contacts',
     capability: 'operate',
     service: contactsService,
+    errors: { write: { 409: ['contact_exists'] }, remove: { 409: ['contact_in_use'] } },
     schemas: { create: createContactSchema, update: updateContactSchema, list: listContactsQuery },
   });
 }

@@ -57,4 +57,8 @@ export const e164 = () =>
  * `<resource>_not_found`, as for an id that does not exist.
  */
 export const idParams = (resource: string, name = 'id') =>
-  Joi.object({ [name]: Joi.string().pattern(ID_PATTERN).required().error(() => new NotFoundError(resource)) });
+  Joi.object({ [name]: Joi.string().pattern(ID_PATTERN).required().error(() => new NotFoundError(resource)) }).meta({ resource });
+
+/** The resource whose id a path parameter schema made by `idParams` holds. */
+export const idParamsResource = (schema: Joi.Schema): string | undefined =>
+  (schema.describe().metas as Array<{ resource?: string }> | undefined)?.find((meta) => meta.resource)?.resource;

@@ -5,6 +5,7 @@ import { listMessages } from './messages.service.js';
 /** `GET /v1/messages` (CONTRACT.md "Calls"): read only; the call engine writes the texts. */
 export function messageRoutes(api: ApiRouter): void {
   api.get<MessagesQuery>('/messages', {
+    summary: 'List texts sent and received',
     query: listMessagesQuery,
     handler: ({ actor, query }) => listMessages(actor, query),
   });

@@ -9,6 +9,7 @@ export function phoneNumberRoutes(api: ApiRouter): void {
     path: '/phone-numbers',
     capability: 'settings',
     service: new PhoneNumbersService(),
+    errors: { write: { 409: ['phone_number_taken', 'phone_number_unavailable'] } },
     schemas: { create: provisionNumberSchema, update: updateNumberSchema, list: listNumbersQuery },
   });
 }

@@ -9,12 +9,15 @@ import { createInvite, listInvites } from './invites.service.js';
 export function inviteRoutes(api: ApiRouter): void {
   api
     .post<InviteInput>('/invites', {
+      summary: 'Invite someone to become a member',
+      errors: { 409: ['invite_exists'] },
       capability: 'settings',
       tenant: 'forbidden',
       body: createInviteSchema,
       handler: ({ actor, body }) => createInvite(actor, body),
     })
     .get<InvitesQuery>('/invites', {
+      summary: 'List invites',
       tenant: 'forbidden',
       query: listInvitesQuery,
       handler: ({ actor, query }) => listInvites(actor, query),

@@ -6,9 +6,11 @@ import { readOrganization, updateOrganization } from './organization.service.js'
 export function organizationRoutes(api: ApiRouter): void {
   api
     .get('/organization', {
+      summary: 'Read the acting organization',
       handler: ({ actor }) => readOrganization(actor),
     })
     .patch<OrganizationChanges>('/organization', {
+      summary: "Change the acting organization's name or time zone",
       capability: 'settings',
       body: updateOrganizationSchema,
       handler: ({ actor, body }) => updateOrganization(actor, body),

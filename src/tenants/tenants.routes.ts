@@ -18,22 +18,27 @@ export const TENANT_AREA = { tenant: 'forbidden', guard: requireReseller } as co
 export function tenantRoutes(api: ApiRouter, tenants: TenantsService): void {
   api
     .post<CreateTenantInput>('/tenants', {
+      summary: 'Create a tenant',
+      errors: { 409: ['tenant_limit_reached'] },
       ...TENANT_AREA,
       capability: 'settings',
       body: createTenantSchema,
       handler: ({ actor, body }) => tenants.create(actor, body),
     })
     .get<PageParams & { external_ref?: string }>('/tenants', {
+      summary: 'List tenants',
       ...TENANT_AREA,
       query: listTenantsQuery,
       handler: ({ actor, query }) => tenants.list(actor, query),
     })
     .get<unknown, { id: string }>('/tenants/:id', {
+      summary: 'Read a tenant',
       ...TENANT_AREA,
       params: tenantIdParams,
       handler: ({ actor, params }) => tenants.get(actor, params.id),
     })
     .patch<UpdateTenantInput, unknown, { id: string }>('/tenants/:id', {
+      summary: 'Change a tenant, or disable or enable it',
       ...TENANT_AREA,
       capability: 'settings',
       params: tenantIdParams,
@@ -41,11 +46,14 @@ export function tenantRoutes(api: ApiRouter, tenants: TenantsService): void {
       handler: ({ actor, params, body }) => tenants.update(actor, params.id, body),
     })
     .get<unknown, { id: string }>('/tenants/:id/limits', {
+      summary: "Read a tenant's call limits",
       ...TENANT_AREA,
       params: tenantIdParams,
       handler: ({ actor, params }) => tenants.limits(actor, params.id),
     })
     .patch<LimitsInput, unknown, { id: string }>('/tenants/:id/limits', {
+      summary: "Change a tenant's call limits",
+      errors: { 422: ['above_reseller_limit'] },
       ...TENANT_AREA,
       capability: 'settings',
       params: tenantIdParams,

@@ -7,6 +7,8 @@ import { tenantUsage } from './usage.service.js';
 /** `GET /v1/tenants/{id}/usage`: a tenant endpoint (resellers only, closed inside a tenant). */
 export function usageRoutes(api: ApiRouter): void {
   api.get<UsageQuery, { id: string }>('/tenants/:id/usage', {
+    summary: "Read a tenant's usage over a window",
+    errors: { 400: ['invalid_window'] },
     ...TENANT_AREA,
     params: tenantIdParams,
     query: usageQuery,

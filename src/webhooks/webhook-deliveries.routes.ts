@@ -7,20 +7,24 @@ import type { WebhookDeliveriesService } from './webhook-deliveries.service.js';
 export function webhookDeliveryRoutes(api: ApiRouter, deliveries: WebhookDeliveriesService): void {
   api
     .get<PageParams & DeliveryFilters>('/webhook-deliveries', {
+      summary: 'List webhook deliveries',
       query: listDeliveriesQuery,
       handler: ({ actor, query }) => deliveries.list(actor, query),
     })
     .get<unknown, { id: string }>('/webhook-deliveries/:id', {
+      summary: 'Read a webhook delivery with its attempts',
       params: deliveryIdParams,
       handler: ({ actor, params }) => deliveries.get(actor, params.id),
     })
     .post<unknown, unknown, { id: string }>('/webhook-deliveries/:id/retry', {
+      summary: 'Deliver a webhook delivery again',
       capability: 'webhooks',
       params: deliveryIdParams,
       status: 202,
       handler: ({ actor, params }) => deliveries.retry(actor, params.id),
     })
     .post<{ since: string }, unknown, { id: string }>('/webhook-endpoints/:id/recover', {
+      summary: 'Deliver again every failed delivery of an endpoint since a time',
       capability: 'webhooks',
       params: endpointIdParams,
       body: recoverSchema,
