@@ -52,6 +52,8 @@ export interface AppDeps {
   operatorToken?: string | null;
   /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
   trustProxy?: boolean | number;
+  /** Runs before everything else: the tests check every response against the OpenAPI document. */
+  inspect?: express.RequestHandler;
 }
 
 export interface RinglaneApp {
@@ -81,6 +83,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.set('query parser', 'simple');
   // Which X-Forwarded-For entries req.ip may take: the per-address sign-in limit keys on it.
   app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
+  if (deps.inspect) app.use(deps.inspect);
   app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
   app.use(refuseUnreadableInput);

@@ -8,7 +8,7 @@ export function callRoutes(api: ApiRouter, calls: CallsService): void {
   api
     .post<CreateCallInput>('/calls', {
       summary: 'Place an outbound call',
-      errors: { 402: ['insufficient_balance'] },
+      errors: { 402: ['insufficient_balance'], 404: ['agent_not_found', 'contact_not_found', 'campaign_not_found'] },
       capability: 'operate',
       body: createCallSchema,
       handler: ({ actor, body }) => calls.create(actor, body),
@@ -19,7 +19,7 @@ export function callRoutes(api: ApiRouter, calls: CallsService): void {
       handler: ({ actor, query }) => calls.list(actor, query),
     })
     .get<unknown, { id: string }>('/calls/:id', {
-      summary: 'Read a call with its events',
+      summary: 'Read a call',
       params: callIdParams,
       handler: ({ actor, params }) => calls.get(actor, params.id),
     });

@@ -4,6 +4,7 @@ import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
 import { waitForRedis } from '../../src/lib/redis.js';
+import { takeViolations } from './openapi-check.js';
 import { closeRedisForTests, redisForTests } from './redis.js';
 
 // A warning (a deprecated call, a listener leak) is a defect to fix where it comes from: the run
@@ -13,7 +14,8 @@ process.on('warning', (warning) => warnings.push(warning.stack ?? `${warning.nam
 
 /**
  * Creates this run's database from the migrations, and removes it and its Redis keys
- * afterwards; fails the run if the test process emitted a warning.
+ * afterwards; fails the run if the test process emitted a warning, and a test that received
+ * a response outside the OpenAPI document.
  */
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
@@ -21,6 +23,11 @@ export const mochaHooks = {
     await ensureDatabase(config.databaseUrl);
     await runMigrations(config.databaseUrl);
     await db.initialize();
+  },
+  /** A response outside the OpenAPI document fails the test that received it. */
+  afterEach() {
+    const outside = takeViolations();
+    if (outside.length) throw new Error(`${outside.length} response(s) outside the OpenAPI document:\n${outside.join('\n')}`);
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
