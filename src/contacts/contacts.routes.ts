@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { resourceRoutes } from '../http/resource-routes.js';
-import { createContactSchema, listContactsQuery, updateContactSchema } from './contacts.schemas.js';
+import { contactSchema, createContactSchema, listContactsQuery, updateContactSchema } from './contacts.schemas.js';
 import { contactsService } from './contacts.service.js';
 
 /** `/v1/contacts` (CONTRACT.md "Other areas"): writes need `operate`. */
@@ -10,6 +10,6 @@ export function contactRoutes(api: ApiRouter): void {
     capability: 'operate',
     service: contactsService,
     errors: { write: { 409: ['contact_exists'] }, remove: { 409: ['contact_in_use'] } },
-    schemas: { create: createContactSchema, update: updateContactSchema, list: listContactsQuery },
+    schemas: { create: createContactSchema, update: updateContactSchema, list: listContactsQuery, view: contactSchema },
   });
 }

@@ -49,9 +49,22 @@ const TITLES: Record<number, string> = {
   503: 'Service unavailable',
 };
 
+/**
+ * joi-to-json 5 writes a `.pattern(/re/, schema)` both as `patternProperties` and as a
+ * property literally named `/re/`; the second is not in the API.
+ */
+function dropPatternNames(schema: unknown): void {
+  if (typeof schema !== 'object' || schema === null) return;
+  const node = schema as JsonSchema;
+  for (const pattern of Object.keys(node.patternProperties ?? {})) delete node.properties?.[`/${pattern}/`];
+  for (const value of Object.values(node)) dropPatternNames(value);
+}
+
 /** Converts a Joi schema to OpenAPI 3.1 (JSON Schema 2020-12), collecting named schemas in `components`. */
 function toJsonSchema(schema: Joi.Schema, components: Record<string, JsonSchema>): JsonSchema {
   const { schemas, ...converted } = parse(schema, 'open-api-3.1');
+  dropPatternNames(converted);
+  dropPatternNames(schemas);
   Object.assign(components, schemas);
   return converted;
 }
