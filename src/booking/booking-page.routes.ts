@@ -4,7 +4,7 @@ import type { RouteDoc } from '../http/route-doc.js';
 import { idParams } from '../http/schemas.js';
 import { validate } from '../http/validate.js';
 import { renderBookingPage } from './booking-page.html.js';
-import { bookingPageSchema, type BookingPageChanges } from './booking-page.schemas.js';
+import { type BookingPageChanges, bookingPageSchema, bookingPageSettingsSchema } from './booking-page.schemas.js';
 import { publicBookingPage, readBookingPage, updateBookingPage } from './booking-page.service.js';
 
 /**
@@ -15,6 +15,7 @@ export function bookingPageRoutes(api: ApiRouter): void {
   api
     .get('/booking-page', {
       summary: 'Read the booking page settings',
+      response: bookingPageSettingsSchema,
       handler: ({ actor }) => readBookingPage(actor),
     })
     .put<BookingPageChanges>('/booking-page', {
@@ -22,6 +23,7 @@ export function bookingPageRoutes(api: ApiRouter): void {
       capability: 'settings',
       tenant: 'forbidden',
       body: bookingPageSchema,
+      response: bookingPageSettingsSchema,
       handler: ({ actor, body }) => updateBookingPage(actor, body),
     });
 }

@@ -135,7 +135,10 @@ function parameters(route: RouteDoc, components: Record<string, JsonSchema>): Js
 
 function responses(route: RouteDoc, components: Record<string, JsonSchema>): JsonSchema {
   const success: JsonSchema = { description: TITLES[route.status] };
-  if (route.status !== 204) success.content = { 'application/json': { schema: route.response ? toJsonSchema(route.response, components) : {} } };
+  if (route.status !== 204) {
+    if (!route.response) throw new Error(`${route.method.toUpperCase()} ${route.path}: a route that answers a body must declare its response schema`);
+    success.content = { 'application/json': { schema: toJsonSchema(route.response, components) } };
+  }
   const all: JsonSchema = { [route.status]: success };
   for (const [status, codes] of errorCodes(route)) {
     all[status] = {

@@ -24,7 +24,7 @@ export interface RouteDoc {
   body?: Joi.Schema;
   /** Success status; 204 has no body. */
   status: number;
-  /** The success body; absent where the body is not described yet, and for 204. */
+  /** The success body; absent only for 204 (the OpenAPI document refuses a `/v1` route without one). */
   response?: Joi.Schema;
   /** The capability a write needs (SPEC.md §5); reads need none. */
   capability?: Capability;

@@ -7,12 +7,14 @@ export function smsSenderRoutes(api: ApiRouter): void {
   api
     .get('/sms-sender', {
       summary: 'Read the texting sender',
+      response: smsSenderSchema,
       handler: ({ actor }) => readSmsSender(actor),
     })
     .put<SmsSenderView>('/sms-sender', {
       summary: 'Set the texting sender',
       capability: 'settings',
       body: smsSenderSchema,
+      response: smsSenderSchema,
       handler: ({ actor, body }) => setSmsSender(actor, body),
     });
 }

@@ -1,5 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import { createInviteSchema, listInvitesQuery, type InviteInput, type InvitesQuery } from './invites.schemas.js';
+import { pageOf } from '../http/pagination.js';
+import { createInviteSchema, type InviteInput, inviteSchema, type InvitesQuery, listInvitesQuery } from './invites.schemas.js';
 import { createInvite, listInvites } from './invites.service.js';
 
 /**
@@ -14,12 +15,14 @@ export function inviteRoutes(api: ApiRouter): void {
       capability: 'settings',
       tenant: 'forbidden',
       body: createInviteSchema,
+      response: inviteSchema,
       handler: ({ actor, body }) => createInvite(actor, body),
     })
     .get<InvitesQuery>('/invites', {
       summary: 'List invites',
       tenant: 'forbidden',
       query: listInvitesQuery,
+      response: pageOf(inviteSchema),
       handler: ({ actor, query }) => listInvites(actor, query),
     });
 }

@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import type { PageParams } from '../http/pagination.js';
-import { deliveryIdParams, endpointIdParams, listDeliveriesQuery, recoverSchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
+import { pageOf, type PageParams } from '../http/pagination.js';
+import { deliveryIdParams, deliverySchema, endpointIdParams, listDeliveriesQuery, recoverSchema, recoverySchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
 import type { WebhookDeliveriesService } from './webhook-deliveries.service.js';
 
 /** CONTRACT.md "Webhook delivery" and the endpoint `recover` route. */
@@ -9,17 +9,20 @@ export function webhookDeliveryRoutes(api: ApiRouter, deliveries: WebhookDeliver
     .get<PageParams & DeliveryFilters>('/webhook-deliveries', {
       summary: 'List webhook deliveries',
       query: listDeliveriesQuery,
+      response: pageOf(deliverySchema),
       handler: ({ actor, query }) => deliveries.list(actor, query),
     })
     .get<unknown, { id: string }>('/webhook-deliveries/:id', {
       summary: 'Read a webhook delivery with its attempts',
       params: deliveryIdParams,
+      response: deliverySchema,
       handler: ({ actor, params }) => deliveries.get(actor, params.id),
     })
     .post<unknown, unknown, { id: string }>('/webhook-deliveries/:id/retry', {
       summary: 'Deliver a webhook delivery again',
       capability: 'webhooks',
       params: deliveryIdParams,
+      response: deliverySchema,
       status: 202,
       handler: ({ actor, params }) => deliveries.retry(actor, params.id),
     })
@@ -28,6 +31,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, deliveries: WebhookDeliver
       capability: 'webhooks',
       params: endpointIdParams,
       body: recoverSchema,
+      response: recoverySchema,
       status: 202,
       handler: ({ actor, params, body }) => deliveries.recover(actor, params.id, new Date(body.since)),
     });
