@@ -81,7 +81,7 @@ export function sessionRoutes(redis: Redis): { router: Router; routes: RouteDoc[
     const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');
     res.status(201).json(await signIn(redis, body.email, body.password, req.ip));
   });
-  return { router, routes: [{ method: 'post', path: '/sessions', summary: 'Sign in with email and password for a session token', body: signInSchema, status: 201, response: sessionSchema, caller: 'anyone', errors: { 429: ['rate_limited'] } }] };
+  return { router, routes: [{ method: 'post', path: '/sessions', summary: 'Sign in with email and password for a session token', body: signInSchema, status: 201, response: sessionSchema, caller: 'anyone', errors: { 401: ['unauthorized'], 429: ['rate_limited'] } }] };
 }
 
 /** Deletes sessions that have expired; returns how many. */

@@ -15,6 +15,7 @@ export function campaignRoutes(api: ApiRouter, campaigns: CampaignsService): voi
   api
     .post<CreateCampaignInput>('/campaigns', {
       summary: 'Create a campaign',
+      errors: { 404: ['agent_not_found', 'contact_not_found'] },
       capability: 'operate',
       body: createCampaignSchema,
       response: campaignSchema,

@@ -66,7 +66,7 @@ export const campaignSchema = responseSchema('Campaign', {
   name: Joi.string(),
   agent_id: Joi.string(),
   state: Joi.string().valid('draft', 'running', 'paused', 'completed'),
-  calling_hours: Joi.object({ start: clock(), end: clock() }).allow(null),
+  calling_hours: Joi.object({ start: clock().required(), end: clock().required() }).allow(null),
   weekdays: Joi.array().items(Joi.number().integer()).allow(null),
   retry: Joi.object({ max_retries: count(), delay_seconds: count() }),
   contacts: Joi.object({ total: count(), pending: count(), calling: count(), done: count() }),

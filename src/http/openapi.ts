@@ -78,9 +78,9 @@ export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '
  */
 export function errorCodes(route: RouteDoc): Map<number, string[]> {
   const codes = new Map<number, string[]>();
-  const add = (status: number, ...more: readonly string[]) => codes.set(status, [...(codes.get(status) ?? []), ...more]);
+  const add = (status: number, ...more: readonly string[]) => codes.set(status, [...new Set([...(codes.get(status) ?? []), ...more])]);
   add(400, 'invalid_request');
-  if (route.caller !== 'anyone' || route.path === '/v1/sessions') add(401, 'unauthorized');
+  if (route.caller !== 'anyone') add(401, 'unauthorized');
   if (route.caller === 'member') {
     add(403, 'tenant_header_requires_api_key', 'not_a_reseller');
     if (route.capability) add(403, 'missing_capability', 'tenant_disabled');
@@ -144,7 +144,8 @@ function responses(route: RouteDoc, components: Record<string, JsonSchema>): Jso
     all[status] = {
       description: `${TITLES[status]}: ${codes.map((code) => `\`${code}\``).join(', ')}.`,
       ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', minimum: 1 } } } } : {}),
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      // The Error schema, narrowed to the codes this route answers with this status.
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error', properties: { error: { properties: { code: { enum: codes } } } } } } },
     };
   }
   return all;

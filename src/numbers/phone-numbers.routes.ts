@@ -9,7 +9,7 @@ export function phoneNumberRoutes(api: ApiRouter): void {
     path: '/phone-numbers',
     capability: 'settings',
     service: new PhoneNumbersService(),
-    errors: { write: { 409: ['phone_number_taken', 'phone_number_unavailable'] } },
+    errors: { write: { 404: ['agent_not_found'], 409: ['phone_number_taken', 'phone_number_unavailable'] } },
     schemas: { create: provisionNumberSchema, update: updateNumberSchema, list: listNumbersQuery, view: phoneNumberSchema },
   });
 }
