@@ -5,9 +5,9 @@
 // work), and only then the embedded Postgres, which they need until they are done.
 import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
-import { Redis } from 'ioredis';
 import { config, DEFAULT_DATABASE_URL } from '../src/config.js';
 import { ensureDatabase, runMigrations } from '../src/lib/migrate.js';
+import { createRedis, waitForRedis } from '../src/lib/redis.js';
 import { procfileProcesses } from './procfile.js';
 
 const projectDir = process.cwd();
@@ -35,17 +35,26 @@ async function resolveDatabase(): Promise<Database> {
   return startEmbeddedPostgres(projectDir);
 }
 
-async function checkRedis(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 3000 });
-  redis.on('error', () => undefined);
+/**
+ * Connects once to the configured Redis. A cluster connection is ready once the cluster state is
+ * ok, which a cluster without all its slots served never is: hence the time limit.
+ */
+async function checkRedis(): Promise<void> {
+  const redis = createRedis('probe');
   try {
-    await redis.connect();
+    const connected = redis.connect();
+    connected.catch(() => undefined); // whichever comes first below reports
+    await Promise.race([connected, waitForRedis(redis, 5000)]);
     await redis.ping();
   } catch (err) {
+    const target = config.redis;
     throw new Error(
-      `Redis is not answering at ${url} (${(err as Error).message}).\n` +
-        'Ringlane needs a Redis server (6.2 or newer) for its queues: install one (e.g. `apt-get install redis-server`) ' +
-        'and start it, or set REDIS_URL to one that runs.',
+      target.mode === 'server'
+        ? `Redis is not answering at ${target.url} (${(err as Error).message}).\n` +
+            'Ringlane needs a Redis server (6.2 or newer) for its queues: install one (e.g. `apt-get install redis-server`) ' +
+            'and start it, or set REDIS_URL to one that runs.'
+        : `The Redis Cluster REDIS_CLUSTER_NODES names (${target.nodes.map((n) => `${n.host}:${n.port}`).join(',')}) is not answering ` +
+            `or not ready (${(err as Error).message}).\nCheck that its seeds are reachable and that \`redis-cli -c -h <seed host> -p <port> cluster info\` says cluster_state:ok.`,
     );
   } finally {
     redis.disconnect();
@@ -106,7 +115,7 @@ async function main(): Promise<void> {
   if (!config.operatorToken) {
     complain('warning: OPERATOR_TOKEN is not set, so the admin API (/admin/v1), the queue dashboard and /metrics refuse everyone; set it, e.g. `export OPERATOR_TOKEN=$(openssl rand -hex 24)` before `npm start`');
   }
-  await checkRedis(config.redisUrl);
+  await checkRedis();
   database = await resolveDatabase();
   if (stopping) return;
   if ((await ensureDatabase(database.url)) === 'created') say(`created the database ${new URL(database.url).pathname.slice(1)}`);

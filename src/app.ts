@@ -1,5 +1,4 @@
 import express, { type Express } from 'express';
-import type { Redis } from 'ioredis';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireOperator } from './admin/operator-auth.js';
 import { apiKeyRoutes } from './auth/api-keys.routes.js';
@@ -23,6 +22,7 @@ import { refuseUnreadableInput } from './http/input-guard.js';
 import type { RouteDoc } from './http/route-doc.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { db } from './lib/db.js';
+import type { RedisClient } from './lib/redis.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { inviteRoutes } from './orgs/invites.routes.js';
 import { createQueue, QUEUES, type QueueName } from './lib/queues.js';
@@ -48,7 +48,7 @@ import { webhookEndpointRoutes } from './webhooks/webhook-endpoints.routes.js';
 
 export interface AppDeps {
   /** A `command` connection (fails fast while Redis is away). */
-  redis: Redis;
+  redis: RedisClient;
   operatorToken?: string | null;
   /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
   trustProxy?: boolean | number;
@@ -113,7 +113,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   tenantRoutes(api, new TenantsService(deps.redis, new TenantJobs(queues.get('tenants')!)));
   usageRoutes(api);
   webhookEndpointRoutes(api);
-  webhookDeliveryRoutes(api, new WebhookDeliveriesService(new WebhookJobs(queues.get('webhooks')!)));
+  webhookDeliveryRoutes(api, new WebhookDeliveriesService(db, new WebhookJobs(queues.get('webhooks')!)));
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes();
   app.use(bookingPage.router);

@@ -12,8 +12,13 @@ export interface Config {
   databaseUrl: string;
   databaseUrlExplicit: boolean;
   databasePoolSize: number;
-  redisUrl: string;
-  /** Prefix of every Redis key; a hash tag (`{...}`) so BullMQ works on Redis Cluster. */
+  /** Where Redis is: one server (`REDIS_URL`), or a Redis Cluster by its seeds (`REDIS_CLUSTER_NODES`, which wins). */
+  redis: RedisTarget;
+  /**
+   * The namespace every Redis key starts with (`<prefix>:<area>:{<tag>}:...`). A plain name: the
+   * hash tags that decide a key's cluster slot are added per queue and per organization (redisKey
+   * in src/lib/redis.ts).
+   */
   redisPrefix: string;
   operatorToken: string | null;
   logLevel: string;
@@ -30,6 +35,8 @@ export interface Config {
     retentionDays: number;
     allowPrivateNetworks: boolean;
   };
+  /** How long call events are kept (CONTRACT.md §4); never less than webhook deliveries, which need theirs. */
+  eventRetentionDays: number;
   sim: { ringMs: number; secondMs: number };
   /** Jobs one `calls` worker process runs at once. */
   callsWorkerConcurrency: number;
@@ -43,6 +50,23 @@ export interface Config {
   intakeNice: number;
 }
 
+/** A Redis server by URL, or a Redis Cluster by its seed nodes. */
+export type RedisTarget = { mode: 'server'; url: string } | { mode: 'cluster'; nodes: ClusterSeed[] };
+export interface ClusterSeed {
+  host: string;
+  port: number;
+}
+
+/**
+ * `host:port` seeds, comma-separated (`10.0.0.5:6379, redis-2.internal:6379, [fd00::7]:6379`);
+ * an IPv6 host is written in brackets. Returns null when any entry is not of that form.
+ */
+function parseClusterSeeds(value: string): ClusterSeed[] | null {
+  const seeds = value.split(',').map((entry) => /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry.trim()));
+  if (seeds.some((m) => m === null || Number(m[3]) < 1 || Number(m[3]) > 65535)) return null;
+  return seeds.map((m) => ({ host: m![1] ?? m![2], port: Number(m![3]) }));
+}
+
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane';
 
 const schema = Joi.object({
@@ -51,10 +75,16 @@ const schema = Joi.object({
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(20),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: Joi.string()
+    .allow('')
+    .custom((value: string, helpers) => parseClusterSeeds(value) ?? helpers.error('any.invalid'))
+    .messages({ 'any.invalid': '"REDIS_CLUSTER_NODES" must be comma-separated host:port seeds such as 10.0.0.5:6379,10.0.0.6:6379' }),
   REDIS_PREFIX: Joi.string()
-    .pattern(/^\{[A-Za-z0-9_.:-]+\}$/)
-    .default('{ringlane}')
-    .messages({ 'string.pattern.base': '"REDIS_PREFIX" must be a Redis hash tag such as {ringlane}' }),
+    .pattern(/^[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)*$/)
+    .default('ringlane')
+    .messages({
+      'string.pattern.base': '"REDIS_PREFIX" must be a plain name such as ringlane (letters, digits, _ . - and inner colons; no braces: the hash tags are added per queue and per organization)',
+    }),
   OPERATOR_TOKEN: Joi.string().min(16).allow(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   TRUST_PROXY: Joi.alternatives()
@@ -67,6 +97,7 @@ const schema = Joi.object({
   WEBHOOK_DISABLE_AFTER_HOURS: Joi.number().min(0).default(120),
   WEBHOOK_RETENTION_DAYS: Joi.number().min(0).default(30),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Joi.boolean(),
+  EVENT_RETENTION_DAYS: Joi.number().min(0).default(30),
   SIM_RING_MS: Joi.number().integer().min(0).default(1000),
   SIM_SECOND_MS: Joi.number().min(0).default(1000),
   CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
@@ -89,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     databaseUrl: v.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     databaseUrlExplicit: v.DATABASE_URL !== undefined,
     databasePoolSize: v.DATABASE_POOL_SIZE,
-    redisUrl: v.REDIS_URL,
+    redis: Object.freeze<RedisTarget>(v.REDIS_CLUSTER_NODES ? { mode: 'cluster', nodes: v.REDIS_CLUSTER_NODES } : { mode: 'server', url: v.REDIS_URL }),
     redisPrefix: v.REDIS_PREFIX,
     operatorToken: v.OPERATOR_TOKEN ? v.OPERATOR_TOKEN : null,
     logLevel: v.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
@@ -102,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       retentionDays: v.WEBHOOK_RETENTION_DAYS,
       allowPrivateNetworks: v.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? nodeEnv !== 'production',
     }),
+    eventRetentionDays: v.EVENT_RETENTION_DAYS,
     sim: Object.freeze({ ringMs: v.SIM_RING_MS, secondMs: v.SIM_SECOND_MS }),
     callsWorkerConcurrency: v.CALLS_WORKER_CONCURRENCY,
     webhooksWorkerConcurrency: v.WEBHOOKS_WORKER_CONCURRENCY,

@@ -3,7 +3,7 @@ import { applicationName, db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { listen, type Listener } from '../src/lib/pg-listen.js';
 import { onShutdown } from '../src/lib/shutdown.js';
-import { RELAY_BATCH, relayBatch } from '../src/webhooks/relay.js';
+import { Relay, RELAY_BATCH } from '../src/webhooks/relay.js';
 
 /** How long the relay sleeps when nothing notifies it (a missed notification costs at most this). */
 const POLL_MS = 1000;
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   });
 
   await db.initialize();
+  const relay = new Relay(db);
   // Events committed while the LISTEN connection was away notified no one: look at once.
   listener = await listen(config.databaseUrl, 'call_events', () => wake?.(), { onReconnect: () => wake?.(), applicationName });
   if (stopping) return;
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     while (!stopping) {
       let relayed = 0;
       try {
-        relayed = await relayBatch(db);
+        relayed = await relay.batch();
       } catch (err) {
         logger.error({ err }, 'relay batch failed; retrying');
       }

@@ -2,7 +2,7 @@ import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { createQueue, queuePrefix, QUEUES, type JobName, type QueueName } from '../src/lib/queues.js';
-import { createRedis, isReportedRedisError } from '../src/lib/redis.js';
+import { createRedis, isReportedRedisError, onReady } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
 
 /** What a job of each name does. Processors throw to have BullMQ retry; they never swallow errors. */
@@ -47,7 +47,7 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
       if (!process) throw new Error(`no processor for job ${job.name}`);
       return process(job, token);
     },
-    { connection, prefix: queuePrefix(), concurrency: spec.concurrency, ...spec.options },
+    { connection, prefix: queuePrefix(spec.queue), concurrency: spec.concurrency, ...spec.options },
   );
   worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${spec.queue} job failed`));
   worker.on('error', (err) => {
@@ -63,21 +63,24 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
       if (!scheduled.has(stale.key)) await queue.removeJobScheduler(stale.key);
     }
   };
+  let closing = false;
   // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
   onShutdown(`${spec.queue} worker`, async () => {
-    connection.off('ready', reschedule);
+    closing = true;
     await worker.close();
     await spec.onStop?.();
     await queue.close();
     await db.destroy();
     connection.disconnect();
   });
-  // Every reconnection may be to a Redis that lost everything. Upserting is idempotent, so
-  // doing it after a mere network blip (or from every process of a kind) changes nothing.
+  // Every reconnection may be to a Redis that lost everything (on a cluster: every master
+  // reached again, see onReady). Upserting is idempotent, so doing it after a mere network blip
+  // (or from every process of a kind) changes nothing.
   function reschedule() {
+    if (closing) return;
     schedule().catch((err) => logger.warn({ err, queue: spec.queue }, 'could not upsert the job schedulers; the next reconnection tries again'));
   }
-  connection.on('ready', reschedule);
+  onReady(connection, reschedule);
   await schedule();
   await spec.onStart?.();
   logger.info({ queue: spec.queue, concurrency: spec.concurrency }, 'worker started');

@@ -17,7 +17,7 @@ import { runWorker } from './run-worker.js';
 /**
  * The `webhooks` worker process: the dispatcher (signed deliveries claimed from Postgres, with
  * retries), and the queue's jobs (support retries, failed deliveries shown in the dashboard,
- * endpoint recovery, retention).
+ * endpoint recovery).
  */
 // Fails fast while Redis is away: delivering needs no Redis; metrics and dashboard jobs wait for it.
 const redis = createRedis('command');
@@ -37,6 +37,7 @@ const dispatcher = new Dispatcher(
     leaseSeconds: Math.ceil((2 * webhook.timeoutMs) / 1000) + 10,
     pollMs: 500,
     disableAfterHours: webhook.disableAfterHours,
+    retentionDays: webhook.retentionDays,
     policy: { maxAttempts: webhook.maxAttempts, backoffBaseMs: webhook.backoffBaseMs, timeoutMs: webhook.timeoutMs },
   },
   { onFailed: (reports) => jobs.showFailed(reports) },
@@ -48,7 +49,6 @@ runWorker({
   processors: webhooksProcessors(jobs, dispatcher),
   concurrency: 10,
   options: { lockDuration: Math.max(30_000, webhook.timeoutMs * 3), stalledInterval: 5_000 },
-  schedules: [{ id: 'purge', every: 3_600_000 }],
   onStart: async () => {
     // Woken by the relay's NOTIFY; polls besides, so a missed notification costs at most a poll.
     listener = await listen(config.databaseUrl, DELIVERIES_CHANNEL, (payload) => dispatcher.notified(payload), { onReconnect: () => dispatcher.wake(), applicationName });

@@ -5,7 +5,6 @@
 // it and the redis-server (shared: it counts every client) against the bare server alone.
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { config } from '../../src/config.js';
 import {
   benchDatabase,
   benchPool,
@@ -32,14 +31,15 @@ async function main(): Promise<void> {
   const tool = await loadGenerator();
   const databaseUrl = await benchDatabase('ringlane_bench');
   const client = benchPool(databaseUrl);
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  // The machine's Redis, which the API uses by default: its pid, to count its CPU.
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
   redis.disconnect();
   const servers: ChildProcess[] = [];
   try {
     const api = await startServer(
       'dist/src/server.js',
-      { DATABASE_URL: databaseUrl, PORT: String(API_PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: '{ringlane_bench}', NODE_ENV: 'production' },
+      { DATABASE_URL: databaseUrl, PORT: String(API_PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: 'ringlane_bench', NODE_ENV: 'production' },
       `http://127.0.0.1:${API_PORT}/readyz`,
     );
     servers.push(api);

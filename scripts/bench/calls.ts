@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     PORT: String(PORT),
     OPERATOR_TOKEN,
     LOG_LEVEL: 'warn',
-    REDIS_PREFIX: '{ringlane_bench_calls}',
+    REDIS_PREFIX: 'ringlane_bench_calls',
     NODE_ENV: 'production',
     SIM_RING_MS: '10',
     SIM_SECOND_MS: '1',

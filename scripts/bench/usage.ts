@@ -59,7 +59,7 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
 
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
-  const env = { DATABASE_URL: databaseUrl, PORT: String(PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: '{ringlane_bench_usage}', NODE_ENV: 'production' };
+  const env = { DATABASE_URL: databaseUrl, PORT: String(PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: 'ringlane_bench_usage', NODE_ENV: 'production' };
   const api = await startServer('dist/src/server.js', env, `${BASE}/readyz`);
   const http = apiClient(BASE, 1);
   const client = new pg.Client({ connectionString: databaseUrl });

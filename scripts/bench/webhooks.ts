@@ -3,7 +3,7 @@
 // The system: every Procfile line but `release`, each its compiled entry (dist/src/server.js,
 // dist/workers/*.js) as one process with default settings, on the bench's own database
 // (ringlane_bench_webhooks, dropped and re-created at each run) and Redis prefix
-// ({ringlane_bench_webhooks}, cleared at start). The only settings given: DATABASE_URL,
+// (ringlane_bench_webhooks, cleared at start). The only settings given: DATABASE_URL,
 // REDIS_PREFIX, PORT, OPERATOR_TOKEN, LOG_LEVEL=warn, NODE_ENV=production,
 // WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (the receivers are on 127.0.0.1, which production refuses),
 // and the simulated carrier's SIM_RING_MS / SIM_SECOND_MS (50 / 50 unless set, so a 1-second
@@ -89,7 +89,7 @@ const DRAIN_SECONDS = numberFrom('BENCH_DRAIN_SECONDS', 120);
 const PORT = numberFrom('BENCH_PORT', 3905);
 const SIM = { SIM_RING_MS: process.env.SIM_RING_MS ?? '50', SIM_SECOND_MS: process.env.SIM_SECOND_MS ?? '50' };
 const DATABASE = 'ringlane_bench_webhooks';
-const REDIS_PREFIX = '{ringlane_bench_webhooks}';
+const REDIS_PREFIX = 'ringlane_bench_webhooks';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
 const BODIES_FILE = `/tmp/ringlane-bench-webhooks-${process.pid}.json`;
@@ -569,7 +569,7 @@ function printCpu(cpu: Awaited<ReturnType<CpuSampler['stop']>>, processes: Procf
 async function clearRedisPrefix(redis: Redis): Promise<void> {
   let cursor = '0';
   do {
-    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}*`, 'COUNT', 1000);
+    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}:*`, 'COUNT', 1000);
     if (keys.length) await redis.del(...keys);
     cursor = nextCursor;
   } while (cursor !== '0');

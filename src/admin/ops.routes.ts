@@ -3,8 +3,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
 import { renderMetrics } from '../lib/metrics.js';
+import type { RedisClient } from '../lib/redis.js';
 
 /**
  * For support staff and ops, behind the operator token (mounted by app.ts): the BullMQ
@@ -18,7 +18,7 @@ export function queueDashboard(queues: Queue[]): Router {
   return adapter.getRouter();
 }
 
-export function metricsRoute(redis: Redis, queues: Map<string, Queue>): Router {
+export function metricsRoute(redis: RedisClient, queues: Map<string, Queue>): Router {
   const router = Router();
   router.get('/', async (_req, res) => {
     const text = await renderMetrics(redis, async (name) => {

@@ -1,11 +1,10 @@
-import type { Redis } from 'ioredis';
 import type { EntityManager } from 'typeorm';
 import { db } from '../lib/db.js';
 import { NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { logger } from '../lib/logger.js';
 import { reserve } from '../lib/rate-limit.js';
-import { needRedis } from '../lib/redis.js';
+import { needRedis, type RedisClient } from '../lib/redis.js';
 import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { Member } from '../orgs/member.entity.js';
 import type { Actor } from './actor.js';
@@ -69,7 +68,7 @@ export async function insertApiKey(
 }
 
 export class ApiKeysService {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /**
    * Granted permissions = requested ∩ the creating member's capabilities ∩ the calling

@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { logger } from '../lib/logger.js';
-import { redisKey } from '../lib/redis.js';
+import { redisKey, type RedisClient } from '../lib/redis.js';
 import type { Capability } from './capabilities.js';
 import type { OrgRef } from './actor.js';
 import { hashToken, sameDigest } from './tokens.js';
@@ -28,7 +27,7 @@ export interface SessionCredential {
 const EPOCH_KEY = () => redisKey('auth', 'epoch');
 
 /** Ends every cached authorization in every API process. Call after the change commits. */
-export async function bumpAuthEpoch(redis: Redis): Promise<void> {
+export async function bumpAuthEpoch(redis: RedisClient): Promise<void> {
   await redis.incr(EPOCH_KEY());
 }
 
@@ -64,7 +63,7 @@ export class CredentialStore {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
   ) {
     this.timer = setInterval(() => void this.flushLastUsed().catch((err) => logger.error({ err }, 'last_used_at flush failed')), LAST_USED_FLUSH_MS);
     this.timer.unref();

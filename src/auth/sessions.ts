@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
 import Joi from 'joi';
 import { isoTime, responseSchema } from '../http/schemas.js';
 import { db } from '../lib/db.js';
@@ -7,6 +6,7 @@ import { UnauthorizedError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { RouteDoc } from '../http/route-doc.js';
 import { clientAddressSubject, reserveAll, type Limit } from '../lib/rate-limit.js';
+import type { RedisClient } from '../lib/redis.js';
 import { validate } from '../http/validate.js';
 import { Member } from '../orgs/member.entity.js';
 import { verifyPassword } from './passwords.js';
@@ -47,12 +47,14 @@ async function memberWithPassword(email: string, password: string): Promise<Memb
  * like an API key, carrying the member's own capabilities). Wrong email and wrong password
  * answer alike, in alike time. Failed sign-ins are limited per email and per client address.
  */
-export async function signIn(redis: Redis, email: string, password: string, clientAddress: string | undefined): Promise<{ token: string; expires_at: string }> {
+export async function signIn(redis: RedisClient, email: string, password: string, clientAddress: string | undefined): Promise<{ token: string; expires_at: string }> {
   // Every attempt takes a slot before the password is checked, so that once over a limit even
   // the right password is refused (else guessing would go on, the answer telling when it hit),
   // and both limits at once, so that parallel guesses cannot overshoot them. The slot is given
   // back unless the attempt failed: successes, and our own errors, are not failed sign-ins.
-  const attempt = await reserveAll(redis, [
+  // Taken together, the limits of every email and address share one hash tag (one cluster
+  // slot); sign-ins are few next to the calls and queues that spread.
+  const attempt = await reserveAll(redis, 'signin', [
     [FAILED_SIGN_INS_PER_EMAIL, email],
     [FAILED_SIGN_INS_PER_ADDRESS, clientAddressSubject(clientAddress)],
   ]);
@@ -75,7 +77,7 @@ export async function signIn(redis: Redis, email: string, password: string, clie
  * `POST /v1/sessions`: the one `/v1` route that needs no credential. The client address is
  * `req.ip`, which honours X-Forwarded-For only as far as `TRUST_PROXY` says.
  */
-export function sessionRoutes(redis: Redis): { router: Router; routes: RouteDoc[] } {
+export function sessionRoutes(redis: RedisClient): { router: Router; routes: RouteDoc[] } {
   const router = Router();
   router.post('/sessions', async (req, res) => {
     const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');

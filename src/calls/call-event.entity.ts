@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { TIMESTAMP } from '../lib/columns.js';
 
 /**
@@ -15,13 +15,17 @@ export type CallEventField = (typeof CALL_EVENT_FIELDS)[number];
 /**
  * The outbox of call lifecycle events: written in the same transaction as the status change
  * that caused it, with every field of SPEC.md §6.1 in `payload`; the webhook relay delivers
- * from here.
+ * from here. Partitioned by day of `created_at` (see the HistoryPartitions migration), which
+ * is why it belongs to the primary key; a call's sequence is unique by construction (the
+ * statement that writes an event increments its call's `last_sequence`), not by an index.
  */
 @Entity('call_events')
-@Index('call_events_call_sequence_key', ['callId', 'sequence'], { unique: true })
+@Index('call_events_call_sequence_idx', ['callId', 'sequence'])
 @Index('call_events_org_created_idx', ['orgId', 'createdAt', 'id'])
+/** The relay's outbox: events not relayed yet, oldest first. */
+@Index('call_events_unrelayed_idx', ['createdAt'], { where: 'relayed_at IS NULL' })
 export class CallEvent {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
+  @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'call_events_pkey' })
   id!: string;
 
   @Column({ name: 'call_id', type: 'varchar', length: 40 })
@@ -42,11 +46,11 @@ export class CallEvent {
   @Column({ name: 'occurred_at', ...TIMESTAMP })
   occurredAt!: Date;
 
-  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
+  /** The partition key of every history table (its deliveries and their attempts carry it). */
+  @PrimaryColumn({ name: 'created_at', ...TIMESTAMP, default: () => 'now()', primaryKeyConstraintName: 'call_events_pkey' })
   createdAt!: Date;
 
   /** Set once the relay has fanned the event out to webhook deliveries. */
-  @Index('call_events_unrelayed_idx', { where: 'relayed_at IS NULL' })
   @Column({ name: 'relayed_at', ...TIMESTAMP, nullable: true })
   relayedAt!: Date | null;
 }

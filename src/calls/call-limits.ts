@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { EntityManager } from 'typeorm';
-import { redisKey } from '../lib/redis.js';
+import { redisKey, scanKeys, tagOf, type RedisClient } from '../lib/redis.js';
 import { Organization } from '../orgs/organization.entity.js';
 
 const HOUR_MS = 3_600_000;
@@ -67,15 +66,23 @@ export interface Admission {
   retryAt: Date | null;
 }
 
+type CallSet = 'waiting' | 'active' | 'starts';
+
 /**
  * The Redis-held semaphore (calls ringing or in progress) and sliding window (starts in the
- * last hour) of each organization, with its queue of waiting calls.
+ * last hour) of each organization, with its queue of waiting calls. An organization's sets
+ * carry its id as hash tag: one cluster slot, which the admission script needs, and
+ * organizations spread over a cluster's masters.
  */
 export class CallLimits {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
+
+  private static key(orgId: string, set: CallSet): string {
+    return redisKey('calls', orgId, set);
+  }
 
   private keys(orgId: string): [string, string, string] {
-    return [redisKey('calls', 'waiting', orgId), redisKey('calls', 'active', orgId), redisKey('calls', 'starts', orgId)];
+    return [CallLimits.key(orgId, 'waiting'), CallLimits.key(orgId, 'active'), CallLimits.key(orgId, 'starts')];
   }
 
   /** Queues calls to be admitted in creation order (idempotent). */
@@ -116,14 +123,6 @@ export class CallLimits {
   }
 
   private async scanOrgs(set: 'waiting' | 'active'): Promise<string[]> {
-    const prefix = redisKey('calls', set, '');
-    const orgs: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      orgs.push(...keys.map((k) => k.slice(prefix.length)));
-    } while (cursor !== '0');
-    return orgs;
+    return (await scanKeys(this.redis, CallLimits.key('*', set))).map(tagOf);
   }
 }

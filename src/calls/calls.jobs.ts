@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { redisKey } from '../lib/redis.js';
+import { redisKey, type RedisClient } from '../lib/redis.js';
 import type { CarrierReport, ScheduledReport } from './carrier.js';
 
 export interface DispatchJob {
@@ -28,11 +27,11 @@ const DISPATCH_PENDING_SECONDS = 30;
 export class CallJobs {
   constructor(
     readonly queue: Queue,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
   ) {}
 
   private pendingKey(orgId: string): string {
-    return redisKey('calls', 'dispatch-pending', orgId);
+    return redisKey('calls', orgId, 'dispatch-pending');
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
+import type { RedisClient } from '../lib/redis.js';
 
 const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> =>
   Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
@@ -15,7 +15,7 @@ async function check(work: () => Promise<unknown>): Promise<string> {
 }
 
 /** `GET /healthz`: the process is up. `GET /readyz`: Postgres and Redis answer. */
-export function healthRoutes(dataSource: DataSource, redis: Redis): Router {
+export function healthRoutes(dataSource: DataSource, redis: RedisClient): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -71,7 +71,9 @@ export async function listPage<R extends Position, T>(
   let where = query.where;
   if (page.cursor) {
     params.push(...decodeCursor(page.cursor));
-    where += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`;
+    // The row comparison implies the bound on created_at; stated alone too, Postgres can skip
+    // the partitions of a table partitioned by it (history) that are newer than the cursor.
+    where += ` AND (created_at, id) < ($${params.length - 1}, $${params.length}) AND created_at <= $${params.length - 1}`;
   }
   params.push(page.limit + 1);
   const rows: R[] = await em.query(

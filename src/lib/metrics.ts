@@ -1,13 +1,13 @@
-import type { Redis } from 'ioredis';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { QUEUES } from './queues.js';
-import { redisKey } from './redis.js';
+import { redisKey, type RedisClient } from './redis.js';
 
 // Service-wide metrics live in Redis, so that every worker process adds to the same counters
 // and the API's `/metrics` shows the whole service; process metrics come from prom-client.
 
-const ATTEMPTS = () => redisKey('metrics', 'webhook_attempts');
-const LATENCY = () => redisKey('metrics', 'webhook_latency');
+// One hash tag for both: a flush adds to them in one transaction, which a cluster allows in one slot only.
+const ATTEMPTS = () => redisKey('metrics', 'webhooks', 'attempts');
+const LATENCY = () => redisKey('metrics', 'webhooks', 'latency');
 export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
 
 export const processRegistry = new Registry();
@@ -25,7 +25,7 @@ export class WebhookMetrics {
   private latencyCount = 0;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly redis: Redis, private readonly flushMs = 1000) {}
+  constructor(private readonly redis: RedisClient, private readonly flushMs = 1000) {}
 
   /** Counts an attempt by result: succeeded, failed_status, timeout, connection_error, refused. */
   countAttempt(result: string): void {
@@ -73,7 +73,7 @@ export class WebhookMetrics {
 }
 
 /** The Prometheus text of the whole service: queue depths, webhook attempts and latency, and this process. */
-export async function renderMetrics(redis: Redis, jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
+export async function renderMetrics(redis: RedisClient, jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
   const lines: string[] = [];
   lines.push('# HELP ringlane_queue_jobs Jobs in each BullMQ queue by state.', '# TYPE ringlane_queue_jobs gauge');
   for (const queue of Object.keys(QUEUES)) {

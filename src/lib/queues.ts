@@ -1,8 +1,6 @@
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { config } from '../config.js';
+import { Queue, type JobsOptions } from 'bullmq';
 import { logger } from './logger.js';
-import { isReportedRedisError } from './redis.js';
+import { isReportedRedisError, redisKey, type RedisClient } from './redis.js';
 
 /**
  * Every BullMQ queue of the service, the jobs each carries, and their default options.
@@ -10,18 +8,22 @@ import { isReportedRedisError } from './redis.js';
  * that it handles every job name of its queues (see workers/run-worker.ts).
  */
 export const QUEUES = {
-  maintenance: ['purge-expired'],
+  maintenance: ['purge-expired', 'history-partitions'],
   calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick'],
   tenants: ['apply-state', 'sweep'],
   usage: ['rollup'],
-  webhooks: ['deliver', 'recover', 'purge'],
+  webhooks: ['deliver', 'recover'],
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
 export type JobName<Q extends QueueName> = (typeof QUEUES)[Q][number];
 
-/** The BullMQ key prefix: a Redis hash tag, so BullMQ runs unchanged on Redis Cluster. */
-export const queuePrefix = (): string => config.redisPrefix;
+/**
+ * The BullMQ key prefix of a queue: its own hash tag (`<REDIS_PREFIX>:queue:{<queue>}`), so that all
+ * of a queue's keys, which BullMQ's scripts use together, share a cluster slot, and the queues
+ * spread over the masters (BullMQ's Redis Cluster pattern: a prefix per queue).
+ */
+export const queuePrefix = (name: QueueName): string => redisKey('queue', name);
 
 const defaultJobOptions: JobsOptions = {
   attempts: 5,
@@ -31,8 +33,8 @@ const defaultJobOptions: JobsOptions = {
 };
 
 /** A producer for `name` over an existing connection (job payloads are plain JSON: ids only). */
-export function createQueue<Q extends QueueName>(name: Q, connection: Redis | ConnectionOptions): Queue {
-  const queue = new Queue(name, { connection, prefix: queuePrefix(), defaultJobOptions });
+export function createQueue<Q extends QueueName>(name: Q, connection: RedisClient): Queue {
+  const queue = new Queue(name, { connection, prefix: queuePrefix(name), defaultJobOptions });
   // A queue re-emits its connection's errors; with no listener BullMQ prints each one's stack
   // to stderr (every reconnection attempt while Redis is away). The connection logs those.
   queue.on('error', (err) => {

@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { RateLimitedError } from './errors.js';
-import { needRedis, redisKey } from './redis.js';
+import { needRedis, redisKey, type RedisClient } from './redis.js';
 
 // A sliding-window log per key in one sorted set, evaluated atomically in Redis with Redis's
 // own clock, so the limits hold across any number of API processes and their clock skew.
@@ -45,18 +44,19 @@ export interface Reservation {
 
 /**
  * Takes one slot of `limit` for `subject`, or throws 429 `rate_limited` with the seconds
- * until a slot frees up.
+ * until a slot frees up. The subject is the key's hash tag: subjects spread over a cluster.
  */
-export function reserve(redis: Redis, limit: Limit, subject: string): Promise<Reservation> {
-  return reserveAll(redis, [[limit, subject]]);
+export function reserve(redis: RedisClient, limit: Limit, subject: string): Promise<Reservation> {
+  return reserveAll(redis, subject, [[limit, subject]]);
 }
 
 /**
  * Takes one slot of every limit for its subject at once, or none: throws 429 `rate_limited`
- * with the seconds until every one has room.
+ * with the seconds until every one has room. One script uses all their keys, so they share the
+ * hash tag `tag` (on a cluster, a script's keys must be in one slot).
  */
-export async function reserveAll(redis: Redis, slots: [limit: Limit, subject: string][]): Promise<Reservation> {
-  const keys = slots.map(([limit, subject]) => redisKey('ratelimit', limit.name, subject));
+export async function reserveAll(redis: RedisClient, tag: string, slots: [limit: Limit, subject: string][]): Promise<Reservation> {
+  const keys = slots.map(([limit, subject]) => redisKey('ratelimit', tag, limit.name, subject));
   const member = randomUUID();
   const args = [...slots.flatMap(([limit]) => [limit.windowMs, limit.max]), member];
   const [waitMs, full] = (await needRedis(() => redis.eval(SLIDING_WINDOW, keys.length, ...keys, ...args))) as [number, number];

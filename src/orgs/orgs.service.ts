@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { EntityManager } from 'typeorm';
 import { insertApiKey } from '../auth/api-keys.service.js';
 import { CAPABILITIES, intersect, type Capability } from '../auth/capabilities.js';
@@ -9,7 +8,7 @@ import { appendLedger, balanceOf, type BalanceView } from '../billing/ledger.js'
 import { db, pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { needRedis } from '../lib/redis.js';
+import { needRedis, type RedisClient } from '../lib/redis.js';
 import { formatMoney, MAX_BALANCE_MICROS, type Micros } from '../lib/money.js';
 import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
@@ -123,7 +122,7 @@ async function insertMember(
 
 /** The operator's actions on organizations (CONTRACT.md §3), shared by the admin API and the ops CLI. */
 export class OrgsService {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Creates an organization with an owner member holding every capability and one key with all four. */
   createOrg(input: CreateOrgInput) {

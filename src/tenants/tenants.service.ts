@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { EntityManager } from 'typeorm';
 import { Agent } from '../agents/agent.entity.js';
 import { isActingInTenant, type Actor } from '../auth/actor.js';
@@ -10,7 +9,7 @@ import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { db } from '../lib/db.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { needRedis } from '../lib/redis.js';
+import { needRedis, type RedisClient } from '../lib/redis.js';
 import { Organization } from '../orgs/organization.entity.js';
 import { STARTER_SERVICES } from './industry-catalog.js';
 import type { TenantJobs } from './tenants.jobs.js';
@@ -59,7 +58,7 @@ export async function findOwnTenant(actor: Actor, tenantId: string, em: EntityMa
 /** Reseller tenant management (SPEC.md §4.1, §3.1, §2.3). */
 export class TenantsService {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly jobs: TenantJobs,
   ) {}
 

@@ -1,20 +1,25 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
-import { WebhookDelivery } from './webhook-delivery.entity.js';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { TIMESTAMP } from '../lib/columns.js';
 
-/** One POST of a delivery; `id` is the `X-Ringlane-Delivery-Id` it carried. */
+/**
+ * One POST of a delivery; `id` is the `X-Ringlane-Delivery-Id` it carried. Partitioned by its
+ * delivery's `created_at`, so it lives, and is dropped, with its delivery. No foreign key: a
+ * deliveries partition referenced by one could be dropped only once Postgres had checked every
+ * attempt partition; attempts are written only for a delivery that exists (the recording
+ * statement joins it) and read only through it.
+ */
 @Entity('webhook_attempts')
 @Index('webhook_attempts_delivery_idx', ['deliveryId', 'attemptedAt'])
 export class DeliveryAttempt {
-  @PrimaryColumn({ type: 'uuid' })
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'webhook_attempts_pkey' })
   id!: string;
 
   @Column({ name: 'delivery_id', type: 'varchar', length: 40 })
   deliveryId!: string;
 
-  @ManyToOne(() => WebhookDelivery, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'delivery_id' })
-  delivery?: Relation<WebhookDelivery>;
+  /** The delivery's `created_at`: the partition key. */
+  @PrimaryColumn({ name: 'delivery_created_at', ...TIMESTAMP, primaryKeyConstraintName: 'webhook_attempts_pkey' })
+  deliveryCreatedAt!: Date;
 
   @Column({ name: 'attempted_at', ...TIMESTAMP })
   attemptedAt!: Date;

@@ -16,7 +16,8 @@ export interface DeliveryTarget {
   extra_payload: Record<string, unknown>;
   custom_headers: Record<string, string>;
   payload: Record<string, unknown>;
-  event_created_at: Date;
+  /** The delivery's `created_at`, which is its event's: the partition key of both. */
+  created_at: Date;
 }
 
 /** One attempt, ready to send: the exact bytes that were signed and the headers carrying the signatures. */

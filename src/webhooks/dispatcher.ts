@@ -1,3 +1,4 @@
+import { exactly, retainedRange, type HistoryRange } from '../history/history-range.js';
 import { logger } from '../lib/logger.js';
 import type { WebhookMetrics } from '../lib/metrics.js';
 import { attemptError, decide, type Decision, type RetryPolicy } from './delivery-decision.js';
@@ -15,6 +16,8 @@ export interface DispatcherSettings {
   /** How often Postgres is asked for due deliveries when nothing says there are new ones. */
   pollMs: number;
   disableAfterHours: number;
+  /** WEBHOOK_RETENTION_DAYS: deliveries older are gone, or about to be. */
+  retentionDays: number;
   policy: RetryPolicy;
 }
 
@@ -69,6 +72,8 @@ export class Dispatcher {
   private readonly candidates = new Set<string>();
   /** Where the next endpoint scan starts (endpoint ids in order; '' from the first). */
   private scanAfter = '';
+  /** Where open deliveries are (looked up at each scan): claims read only those days' partitions. */
+  private open: HistoryRange;
   private stopped = false;
   private poll: NodeJS.Timeout | null = null;
   private readonly sends = new Set<Promise<void>>();
@@ -82,7 +87,9 @@ export class Dispatcher {
     private readonly metrics: WebhookMetrics,
     private readonly settings: DispatcherSettings,
     private readonly hooks: DispatcherHooks = {},
-  ) {}
+  ) {
+    this.open = retainedRange(settings.retentionDays);
+  }
 
   start(): void {
     this.poll = setInterval(() => void this.scan(), this.settings.pollMs);
@@ -90,14 +97,16 @@ export class Dispatcher {
   }
 
   /**
-   * Finds endpoints with open deliveries (retries come due without a notification; a
-   * notification may be missed), then claims. A bounded number per scan, resuming after the
-   * last one found, so a very large number of endpoints is covered over several scans.
+   * Looks up where open deliveries are and finds endpoints with some (retries come due without
+   * a notification; a notification may be missed), then claims. A bounded number of endpoints
+   * per scan, resuming after the last one found, so a very large number of endpoints is
+   * covered over several scans.
    */
   private async scan(): Promise<void> {
     if (this.stopped) return;
     try {
-      const found = await this.repository.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN);
+      this.open = await this.repository.openRange(retainedRange(this.settings.retentionDays));
+      const found = await this.repository.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN, this.open);
       for (const id of found) this.candidates.add(id);
       this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1] : '';
     } catch (err) {
@@ -165,7 +174,7 @@ export class Dispatcher {
     if (wanted.length === 0) return;
     let targets: DeliveryTarget[];
     try {
-      targets = await this.repository.claimDue(wanted, this.settings.leaseSeconds);
+      targets = await this.repository.claimDue(wanted, this.settings.leaseSeconds, this.open);
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
       return;
@@ -253,6 +262,7 @@ export class Dispatcher {
     const decision = decide(result, attempt, this.settings.policy);
     const recorded: RecordedAttempt = {
       deliveryId: target.delivery_id,
+      deliveryCreatedAt: target.created_at,
       endpointId: target.endpoint_id,
       attemptId: request.attemptId,
       attemptedAt: request.attemptedAt,
@@ -288,7 +298,7 @@ export class Dispatcher {
         await this.repository.pauseOrResume(disabled);
         const now = Date.now();
         for (const { report } of batch) {
-          if (report.decision.status === 'succeeded') this.metrics.observeLatency((now - new Date(report.target.event_created_at).getTime()) / 1000);
+          if (report.decision.status === 'succeeded') this.metrics.observeLatency((now - report.target.created_at.getTime()) / 1000);
         }
         const failed = batch.filter((b) => b.report.decision.status === 'failed').map((b) => b.report);
         if (failed.length > 0) await this.hooks.onFailed?.(failed).catch((err) => logger.warn({ err }, 'webhooks: failed deliveries not shown in the queue'));
@@ -302,9 +312,11 @@ export class Dispatcher {
   /**
    * A support retry: one attempt of the delivery now, whatever its status, outside the lanes.
    * Resolves once recorded, with the delivery's status before it; null for an unknown delivery.
+   * Its `createdAt` says which partition holds it; without it (a job queued before deliveries
+   * were partitioned), every retained day is looked in.
    */
-  async deliverNow(deliveryId: string): Promise<{ report: AttemptReport; previousStatus: string } | null> {
-    const target = await this.repository.findTarget(deliveryId);
+  async deliverNow(deliveryId: string, createdAt?: Date): Promise<{ report: AttemptReport; previousStatus: string } | null> {
+    const target = await this.repository.findTarget(deliveryId, createdAt ? exactly(createdAt) : retainedRange(this.settings.retentionDays));
     if (!target) return null;
     return { report: await this.attempt(target), previousStatus: target.status };
   }
@@ -317,7 +329,7 @@ export class Dispatcher {
     this.stopped = true;
     if (this.poll) clearInterval(this.poll);
     await this.claiming;
-    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0).map((t) => t.delivery_id));
+    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
     this.ready.length = 0;
     this.waiting = 0;
     await Promise.all(this.sends);

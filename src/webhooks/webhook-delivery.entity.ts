@@ -1,18 +1,23 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, UpdateDateColumn, type Relation } from 'typeorm';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { TIMESTAMP } from '../lib/columns.js';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
 
-/** One call event for one endpoint (CONTRACT.md "Webhook delivery"); its attempts are separate rows. */
+/**
+ * One call event for one endpoint (CONTRACT.md "Webhook delivery"); its attempts are separate
+ * rows. Partitioned by day of `created_at`, which is its event's: so the unique key may hold
+ * it (Postgres requires the partition key in every unique index) and still mean one delivery
+ * per event and endpoint.
+ */
 @Entity('webhook_deliveries')
-@Index('webhook_deliveries_event_endpoint_key', ['eventId', 'endpointId'], { unique: true })
+@Index('webhook_deliveries_event_endpoint_key', ['eventId', 'endpointId', 'createdAt'], { unique: true })
 @Index('webhook_deliveries_org_created_idx', ['orgId', 'createdAt', 'id'])
 /** The delivery queue, per endpoint: its open deliveries by due time (claims and the endpoint scan use it). */
 @Index('webhook_deliveries_endpoint_due_idx', ['endpointId', 'nextAttemptAt'], { where: `status IN ('pending', 'retrying')` })
 @Index('webhook_deliveries_endpoint_created_idx', ['endpointId', 'createdAt'])
 export class WebhookDelivery {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
+  @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   id!: string;
 
   @Column({ name: 'org_id', type: 'varchar', length: 40 })
@@ -49,7 +54,8 @@ export class WebhookDelivery {
   @Column({ name: 'last_response_status', type: 'integer', nullable: true })
   lastResponseStatus!: number | null;
 
-  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
+  /** Its event's `created_at` (the relay copies it): the partition key. */
+  @PrimaryColumn({ name: 'created_at', ...TIMESTAMP, default: () => 'now()', primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   createdAt!: Date;
 
   @UpdateDateColumn({ name: 'updated_at', ...TIMESTAMP })

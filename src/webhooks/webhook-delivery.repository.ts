@@ -1,9 +1,12 @@
 import type pg from 'pg';
+import { daysOf, dayStart, rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
 import type { DeliveryTarget } from './delivery-request.js';
 
 /** An attempt as stage 3 records it, with what stage 4 decided. */
 export interface RecordedAttempt {
   deliveryId: string;
+  /** The delivery's `created_at` (the partition key), so that recording reads only its day. */
+  deliveryCreatedAt: Date;
   endpointId: string;
   attemptId: string;
   attemptedAt: Date;
@@ -27,7 +30,7 @@ export const PAUSE_OR_RESUME = `UPDATE webhook_deliveries d SET next_attempt_at 
     AND (w.disabled OR d.next_attempt_at IS NULL)`;
 
 /** The columns an attempt needs, selected with the delivery, its endpoint and its event. */
-const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload, ev.created_at AS event_created_at`;
+const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload`;
 
 /**
  * Every statement of the delivery path (SPEC.md §6, CONTRACT.md "Webhook delivery"), on a pg
@@ -36,27 +39,57 @@ const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_head
  * `next_attempt_at` has passed; claiming one moves `next_attempt_at` past the attempt (a
  * lease), so a worker that dies mid-attempt leaves it due again when the lease ends. A
  * delivery of a disabled endpoint waits with `next_attempt_at` null until it is enabled.
+ * Every statement names the range of `created_at` its deliveries can be in (see HistoryRange),
+ * so that it reads only those days' partitions.
  */
 export class WebhookDeliveryRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Endpoints with open (pending or retrying) deliveries, in id order after `after`, at most
-   * `limit`: a loose index scan, one probe per endpoint however many deliveries each has.
+   * Where open (pending or retrying) deliveries are, among those `retained`: from the first
+   * day holding one (or today, when none does) to now. One probe per day, each reading that
+   * day's partition alone (its index of open deliveries), so the claims that follow read only
+   * the days from there on. A delivery made open in an earlier day later (a recovery) is
+   * claimed once the range is looked up again.
    */
-  async openEndpoints(after: string, limit: number): Promise<string[]> {
+  async openRange(retained: HistoryRange): Promise<HistoryRange> {
+    const days = daysOf(retained);
+    const { rows } = await this.pool.query<{ since: Date | null }>({
+      name: 'webhook_open_range',
+      text: `SELECT min(day.start) AS since
+               FROM unnest($1::timestamptz[], $2::timestamptz[]) AS day(start, next)
+              CROSS JOIN LATERAL (
+                -- In the order of the index of open deliveries, so that even a day without
+                -- statistics yet is probed through it, not read whole.
+                SELECT 1 FROM webhook_deliveries d
+                 WHERE d.status IN ('pending', 'retrying') AND d.created_at >= day.start AND d.created_at < day.next
+                 ORDER BY d.endpoint_id, d.next_attempt_at LIMIT 1
+              ) open`,
+      values: [days.map((d) => d.start), days.map((d) => d.end)],
+    });
+    return rangeFrom(rows[0].since ?? dayStart(new Date()));
+  }
+
+  /**
+   * Endpoints with open (pending or retrying) deliveries in `range`, in id order after
+   * `after`, at most `limit`: a loose index scan, one probe per endpoint (and day) however
+   * many deliveries each has.
+   */
+  async openEndpoints(after: string, limit: number, range: HistoryRange): Promise<string[]> {
     const { rows } = await this.pool.query<{ endpoint_id: string }>({
       name: 'webhook_open_endpoints',
       text: `WITH RECURSIVE e(endpoint_id, n) AS (
                (SELECT endpoint_id, 1 FROM webhook_deliveries
-                 WHERE status IN ('pending', 'retrying') AND endpoint_id > $1 ORDER BY endpoint_id LIMIT 1)
+                 WHERE status IN ('pending', 'retrying') AND endpoint_id > $1 AND created_at >= $3 AND created_at <= $4
+                 ORDER BY endpoint_id LIMIT 1)
                UNION ALL
                SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-                        WHERE d.status IN ('pending', 'retrying') AND d.endpoint_id > e.endpoint_id ORDER BY d.endpoint_id LIMIT 1), e.n + 1
+                        WHERE d.status IN ('pending', 'retrying') AND d.endpoint_id > e.endpoint_id AND d.created_at >= $3 AND d.created_at <= $4
+                        ORDER BY d.endpoint_id LIMIT 1), e.n + 1
                  FROM e WHERE e.endpoint_id IS NOT NULL AND e.n < $2
              )
              SELECT endpoint_id FROM e WHERE endpoint_id IS NOT NULL`,
-      values: [after, limit],
+      values: [after, limit, range.from, range.to],
     });
     return rows.map((r) => r.endpoint_id);
   }
@@ -65,41 +98,48 @@ export class WebhookDeliveryRepository {
    * Claims, for each endpoint asked, up to its `quota` of due deliveries, oldest due first
    * (one index probe per endpoint: a long backlog costs nothing to the claims of others),
    * leasing each for `leaseSeconds`; a disabled endpoint's are left alone. Rows another
-   * worker holds are skipped. Returns what their attempts need.
+   * worker holds are skipped. Only deliveries in `range` (see `openRange`); each one's event
+   * is read from its own day. Returns what their attempts need.
    */
-  async claimDue(wanted: Array<{ endpointId: string; quota: number }>, leaseSeconds: number): Promise<DeliveryTarget[]> {
+  async claimDue(wanted: Array<{ endpointId: string; quota: number }>, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
     if (wanted.length === 0) return [];
     const { rows } = await this.pool.query<DeliveryTarget>({
       name: 'webhook_claim_due',
       text: `WITH mine AS (
-               SELECT due.id FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+               SELECT due.id, due.created_at FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
                  JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled
                  CROSS JOIN LATERAL (
-                   SELECT d.id FROM webhook_deliveries d
+                   SELECT d.id, d.created_at FROM webhook_deliveries d
                     WHERE d.endpoint_id = want.endpoint_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+                      AND d.created_at >= $4 AND d.created_at <= $5
                     ORDER BY d.next_attempt_at LIMIT want.quota
                     FOR UPDATE OF d SKIP LOCKED
                  ) due
              ), claimed AS (
                UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $3)
-                 FROM mine WHERE d.id = mine.id
-               RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count
+                 FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND d.created_at >= $4 AND d.created_at <= $5
+               RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at
              )
-             SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, ${TARGET}
-               FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id JOIN call_events ev ON ev.id = c.event_id`,
-      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds],
+             SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at, ${TARGET}
+               FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
+               JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ev.created_at >= $4 AND ev.created_at <= $5`,
+      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to],
     });
     return rows;
   }
 
-  /** One delivery for a support retry, whatever its status, with its status now. */
-  async findTarget(deliveryId: string): Promise<(DeliveryTarget & { status: string; event: string }) | null> {
+  /**
+   * One delivery for a support retry, whatever its status, with its status now; `range` is
+   * where its `created_at` is (exactly it, when known).
+   */
+  async findTarget(deliveryId: string, range: HistoryRange): Promise<(DeliveryTarget & { status: string; event: string }) | null> {
     const { rows } = await this.pool.query<DeliveryTarget & { status: string; event: string }>({
       name: 'webhook_find_target',
-      text: `SELECT d.id AS delivery_id, d.attempt_count, d.endpoint_id, d.status, d.event, ${TARGET}
-               FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN call_events ev ON ev.id = d.event_id
-              WHERE d.id = $1`,
-      values: [deliveryId],
+      text: `SELECT d.id AS delivery_id, d.attempt_count, d.endpoint_id, d.created_at, d.status, d.event, ${TARGET}
+               FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+               JOIN call_events ev ON ev.id = d.event_id AND ev.created_at = d.created_at AND ev.created_at >= $2 AND ev.created_at <= $3
+              WHERE d.id = $1 AND d.created_at >= $2 AND d.created_at <= $3`,
+      values: [deliveryId, range.from, range.to],
     });
     return rows[0] ?? null;
   }
@@ -120,36 +160,38 @@ export class WebhookDeliveryRepository {
       failing.set(a.endpointId, { since: seen && seen.since < a.attemptedAt ? seen.since : a.attemptedAt, gone: (seen?.gone ?? false) || a.endpointGone });
     }
     const column = <K extends keyof RecordedAttempt>(key: K) => attempts.map((a) => a[key]);
+    const batch = spanning(column('deliveryCreatedAt'));
     const { rows } = await this.pool.query<{ disabled: string[] }>({
       name: 'webhook_record_attempts',
       text: `WITH o AS (
-               SELECT * FROM unnest($1::varchar[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::varchar[], $7::varchar[], $8::varchar[], $9::timestamptz[])
-                 AS o(delivery_id, attempt_id, attempted_at, response_status, duration_ms, error, response_body, status, next_attempt_at)
+               SELECT * FROM unnest($1::varchar[], $2::timestamptz[], $3::uuid[], $4::timestamptz[], $5::int[], $6::int[], $7::varchar[], $8::varchar[], $9::varchar[], $10::timestamptz[])
+                 AS o(delivery_id, delivery_created_at, attempt_id, attempted_at, response_status, duration_ms, error, response_body, status, next_attempt_at)
              ), deliveries AS (
                UPDATE webhook_deliveries d
                   SET status = o.status, attempt_count = d.attempt_count + 1,
                       next_attempt_at = CASE WHEN w.disabled THEN NULL ELSE o.next_attempt_at END,
                       last_response_status = o.response_status, updated_at = now()
                  FROM o, webhook_endpoints w
-                WHERE d.id = o.delivery_id AND w.id = d.endpoint_id
+                WHERE d.id = o.delivery_id AND d.created_at = o.delivery_created_at AND d.created_at >= $11 AND d.created_at <= $12 AND w.id = d.endpoint_id
                RETURNING d.id
              ), attempts AS (
-               INSERT INTO webhook_attempts (id, delivery_id, attempted_at, response_status, duration_ms, error, response_body)
-               SELECT o.attempt_id, o.delivery_id, o.attempted_at, o.response_status, o.duration_ms, o.error, o.response_body
+               INSERT INTO webhook_attempts (id, delivery_id, delivery_created_at, attempted_at, response_status, duration_ms, error, response_body)
+               SELECT o.attempt_id, o.delivery_id, o.delivery_created_at, o.attempted_at, o.response_status, o.duration_ms, o.error, o.response_body
                  FROM o JOIN deliveries ON deliveries.id = o.delivery_id
              ), recovered AS (
-               UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($10::varchar[]) AND failing_since IS NOT NULL
+               UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($13::varchar[]) AND failing_since IS NOT NULL
              ), failing AS (
                UPDATE webhook_endpoints w
                   SET failing_since = COALESCE(w.failing_since, f.since),
-                      disabled = w.disabled OR f.gone OR COALESCE(w.failing_since, f.since) <= now() - make_interval(secs => $14)
-                 FROM unnest($11::varchar[], $12::timestamptz[], $13::bool[]) AS f(id, since, gone)
+                      disabled = w.disabled OR f.gone OR COALESCE(w.failing_since, f.since) <= now() - make_interval(secs => $17)
+                 FROM unnest($14::varchar[], $15::timestamptz[], $16::bool[]) AS f(id, since, gone)
                 WHERE w.id = f.id
                RETURNING w.id, w.disabled, f.gone
              )
              SELECT COALESCE(array_agg(id), '{}') AS disabled FROM failing WHERE disabled`,
       values: [
         column('deliveryId'),
+        column('deliveryCreatedAt'),
         column('attemptId'),
         column('attemptedAt'),
         column('responseStatus'),
@@ -158,6 +200,8 @@ export class WebhookDeliveryRepository {
         column('responseBody'),
         column('status'),
         column('nextAttemptAt'),
+        batch.from,
+        batch.to,
         [...succeeded],
         [...failing.keys()],
         [...failing.values()].map((f) => f.since),
@@ -169,9 +213,14 @@ export class WebhookDeliveryRepository {
   }
 
   /** Gives back leases of deliveries claimed but never attempted (a worker stopping): due again now. */
-  async release(deliveryIds: string[]): Promise<void> {
-    if (deliveryIds.length === 0) return;
-    await this.pool.query(`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY($1) AND status IN ('pending', 'retrying')`, [deliveryIds]);
+  async release(deliveries: Array<Pick<DeliveryTarget, 'delivery_id' | 'created_at'>>): Promise<void> {
+    if (deliveries.length === 0) return;
+    const batch = spanning(deliveries.map((d) => d.created_at));
+    await this.pool.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = now()
+        WHERE id = ANY($1) AND created_at >= $2 AND created_at <= $3 AND status IN ('pending', 'retrying')`,
+      [deliveries.map((d) => d.delivery_id), batch.from, batch.to],
+    );
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { config } from '../config.js';
+import { retainedRange } from '../history/history-range.js';
 import { DELIVERIES_CHANNEL } from './relay.js';
 import type { WebhookJobs } from './webhook.jobs.js';
 
@@ -11,23 +12,26 @@ export interface FailedFilter {
   until?: Date;
 }
 
-function failedWhere(filter: FailedFilter): { where: string; params: unknown[] } {
-  const params: unknown[] = [];
-  const clauses = [`status = 'failed'`];
+/**
+ * The condition on deliveries (as `alias`) and its parameters. It always bounds `created_at`,
+ * by the filter or else by what is retained, so that only those days' partitions are read.
+ */
+function failedWhere(filter: FailedFilter): { where: (alias: string) => string; params: unknown[] } {
+  const retained = retainedRange(config.webhook.retentionDays);
+  const params: unknown[] = [filter.since ?? retained.from, filter.until ?? retained.to];
+  const clauses = [`status = 'failed'`, 'created_at >= $1', filter.until ? 'created_at < $2' : 'created_at <= $2'];
   const add = (sql: string, value: unknown) => {
     params.push(value);
     clauses.push(sql.replace('?', `$${params.length}`));
   };
   if (filter.endpointId) add('endpoint_id = ?', filter.endpointId);
   if (filter.orgId) add('org_id = ?', filter.orgId);
-  if (filter.since) add('created_at >= ?', filter.since);
-  if (filter.until) add('created_at < ?', filter.until);
-  return { where: clauses.join(' AND '), params };
+  return { where: (alias) => clauses.map((c) => `${alias}.${c}`).join(' AND '), params };
 }
 
 export async function countFailed(dataSource: DataSource, filter: FailedFilter): Promise<number> {
   const { where, params } = failedWhere(filter);
-  const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`, params);
+  const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries d WHERE ${where('d')}`, params);
   return n;
 }
 
@@ -41,9 +45,10 @@ export async function retryFailed(dataSource: DataSource, jobs: WebhookJobs, fil
   let total = 0;
   for (;;) {
     const [rows]: [Array<{ id: string }>] = await dataSource.query(
-      `UPDATE webhook_deliveries SET status = 'retrying', next_attempt_at = now(), updated_at = now()
-        WHERE id IN (SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)
-        RETURNING id`,
+      `UPDATE webhook_deliveries d SET status = 'retrying', next_attempt_at = now(), updated_at = now()
+         FROM (SELECT f.id, f.created_at FROM webhook_deliveries f WHERE ${where('f')} ORDER BY f.created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED) f
+        WHERE d.id = f.id AND d.created_at = f.created_at AND ${where('d')}
+        RETURNING d.id`,
       params,
     );
     if (rows.length === 0) return total;
@@ -52,12 +57,4 @@ export async function retryFailed(dataSource: DataSource, jobs: WebhookJobs, fil
     total += rows.length;
     onBatch(rows.length);
   }
-}
-
-/** Deletes delivery records (and their attempts) older than WEBHOOK_RETENTION_DAYS. */
-export async function purgeOldDeliveries(dataSource: DataSource): Promise<number> {
-  const [, count] = await dataSource.query(`DELETE FROM webhook_deliveries WHERE created_at < now() - make_interval(days => $1)`, [
-    config.webhook.retentionDays,
-  ]);
-  return count;
 }

@@ -8,6 +8,8 @@ import type { AttemptReport } from './dispatcher.js';
  */
 export interface DeliverJob {
   deliveryId: string;
+  /** The delivery's `created_at` (ISO), naming the partition it is in; absent from jobs queued before there were partitions. */
+  createdAt?: string;
   failed?: { endpointId: string; event: string; error: string | null; responseStatus: number | null; attempts: number };
   /** Set once the failed record has been shown (so the next run is support's retry). */
   shown?: boolean;
@@ -29,8 +31,8 @@ export class WebhookJobs {
   constructor(readonly queue: Queue) {}
 
   /** A support retry, now (a fresh job id: it always runs). */
-  async retryNow(deliveryId: string): Promise<void> {
-    await this.queue.add('deliver', { deliveryId } satisfies DeliverJob, { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_COMPLETED });
+  async retryNow(deliveryId: string, createdAt: Date): Promise<void> {
+    await this.queue.add('deliver', { deliveryId, createdAt: createdAt.toISOString() } satisfies DeliverJob, { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_COMPLETED });
   }
 
   async recover(endpointId: string, since: Date): Promise<void> {
@@ -49,6 +51,7 @@ export class WebhookJobs {
         name: 'deliver',
         data: {
           deliveryId: target.delivery_id,
+          createdAt: target.created_at.toISOString(),
           failed: {
             endpointId: target.endpoint_id,
             event: String(target.payload.event),

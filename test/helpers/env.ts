@@ -8,7 +8,7 @@ base.pathname = `/ringlane_test_${runId}`;
 
 process.env.NODE_ENV = 'test';
 process.env.DATABASE_URL = base.toString();
-process.env.REDIS_PREFIX = `{rltest_${runId}}`;
+process.env.REDIS_PREFIX = `rltest_${runId}`;
 process.env.OPERATOR_TOKEN = 'test-operator-token-0123456789';
 process.env.WEBHOOK_BACKOFF_BASE_MS ??= '100';
 process.env.SIM_RING_MS ??= '20';

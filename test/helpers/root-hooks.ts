@@ -5,7 +5,7 @@ import { db } from '../../src/lib/db.js';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
 import { waitForRedis } from '../../src/lib/redis.js';
 import { takeViolations } from './openapi-check.js';
-import { closeRedisForTests, redisForTests } from './redis.js';
+import { closeRedisForTests, deleteKeys, redisForTests } from './redis.js';
 
 // A warning (a deprecated call, a listener leak) is a defect to fix where it comes from: the run
 // fails on any the test process emits, naming each with where it was raised.
@@ -52,8 +52,7 @@ export const mochaHooks = {
     // A run of unit tests alone never used Redis: the connection is only opening now, and a
     // command connection refuses commands until it is ready.
     await waitForRedis(redis, 5000);
-    const keys = await redis.keys(`${config.redisPrefix}*`);
-    if (keys.length) await redis.del(...keys);
+    await deleteKeys(redis, `${config.redisPrefix}:*`);
     await closeRedisForTests();
     const admin = new URL(config.databaseUrl);
     const name = admin.pathname.slice(1);

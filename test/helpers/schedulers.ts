@@ -1,21 +1,23 @@
 import { Queue } from 'bullmq';
 import { queuePrefix, QUEUES, type QueueName } from '../../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../../src/lib/redis.js';
+import type { RedisTarget } from '../../src/config.js';
 
 /** The job schedulers each queue must have: each exactly once, whatever ran or restarted. */
 export const SCHEDULERS: Record<QueueName, string[]> = {
-  maintenance: ['purge-expired'],
+  maintenance: ['history-partitions', 'purge-expired'],
   calls: ['sweep'],
   tenants: ['sweep'],
   usage: ['rollup'],
-  webhooks: ['purge'],
+  // Retention, once its hourly `purge`, is the maintenance worker's `history-partitions`.
+  webhooks: [],
 };
 
-/** Every queue's job scheduler ids (sorted, duplicates kept) in the Redis at `redisUrl`. */
-export async function schedulersIn(redisUrl: string): Promise<Record<string, string[]>> {
-  const client = createRedis('command', redisUrl);
+/** Every queue's job scheduler ids (sorted, duplicates kept) in the Redis (server or cluster) at `target`. */
+export async function schedulersIn(target: RedisTarget): Promise<Record<string, string[]>> {
+  const client = createRedis('command', target);
   await waitForRedis(client, 5000);
-  const queues = (Object.keys(QUEUES) as QueueName[]).map((name) => new Queue(name, { connection: client, prefix: queuePrefix() }));
+  const queues = (Object.keys(QUEUES) as QueueName[]).map((name) => new Queue(name, { connection: client, prefix: queuePrefix(name) }));
   try {
     return Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, (await q.getJobSchedulers()).map((s) => s.key).sort()])));
   } finally {

@@ -7,7 +7,7 @@ import { db } from '../../src/lib/db.js';
 import { asCaller, expectStatus } from '../helpers/api.js';
 import { freePort, isAlive, ServiceProcesses, SERVICES, waitUntil, type Service, type ServiceKind } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { PrivateRedis } from '../helpers/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server.js';
 import { placeCallThrough, voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
 
 /** How a process's connections are named in pg_stat_activity (src/lib/db.ts `applicationName`). */
@@ -23,7 +23,7 @@ describe('Postgres connections terminated under every process kind (pg_terminate
     this.timeout(60_000);
     await services.stopAll();
     await receiver?.close();
-    await redis?.kill();
+    await redis?.stop();
   });
 
   it('every process survives, the relay LISTENs again, and calls placed afterwards complete with their events delivered', async () => {
@@ -33,9 +33,9 @@ describe('Postgres connections terminated under every process kind (pg_terminate
     const port = await freePort();
     // A Redis of its own: the job schedulers this fleet creates must not change when other
     // tests' workers (sharing the run's key prefix) run their scheduled jobs.
-    redis = await PrivateRedis.start();
+    redis = await startPrivateRedis();
     const kinds = Object.keys(SERVICES) as ServiceKind[];
-    const started = await Promise.all(kinds.map((kind) => services.start(kind, { REDIS_URL: redis.url, ...(kind === 'web' ? { PORT: String(port) } : {}) })));
+    const started = await Promise.all(kinds.map((kind) => services.start(kind, { ...redis.env, ...(kind === 'web' ? { PORT: String(port) } : {}) })));
     const service = (kind: ServiceKind) => started.find((s) => s.kind === kind)!;
     const describeAll = () => services.tails();
 

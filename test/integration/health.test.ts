@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/app.js';
 import { createRedis } from '../../src/lib/redis.js';
 import { app } from '../helpers/api.js';
+import { unreachableRedis } from '../helpers/redis.js';
 
 describe('health', () => {
   it('GET /healthz answers 200 while the process is up', async () => {
@@ -26,7 +27,7 @@ describe('readiness without Redis', () => {
       printed.push(String(chunk));
       return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
     }) as typeof process.stderr.write;
-    const deadRedis = createRedis('command', 'redis://127.0.0.1:1');
+    const deadRedis = createRedis('command', unreachableRedis().target);
     const lonely = createApp({ redis: deadRedis });
     try {
       const res = await request(lonely.app).get('/readyz').expect(503);

@@ -275,6 +275,10 @@ const queryString = (query: Record<string, string>) =>
     .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
     .join('&');
 
+/** The tables whose writes are counted: a partitioned table's trigger is its partitions' too. */
+const COUNTED_TABLES = `SELECT c.relname AS tablename FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname NOT IN ('test_writes', 'migrations')`;
+
 describe('hostile input is ordinary input: never a 5xx, and a refusal writes nothing (issue 9)', function () {
   this.timeout(300_000);
   let app: RinglaneApp;
@@ -291,16 +295,14 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
         UPDATE test_writes SET n = n + 1;
         RETURN NULL;
       END $$`);
-    const tables: Array<{ tablename: string }> = await db.query(
-      `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('test_writes', 'migrations')`,
-    );
+    const tables: Array<{ tablename: string }> = await db.query(COUNTED_TABLES);
     for (const { tablename } of tables) {
       await db.query(`CREATE TRIGGER test_count_write AFTER INSERT OR UPDATE OR DELETE ON "${tablename}" FOR EACH ROW EXECUTE FUNCTION test_count_write()`);
     }
   });
 
   after(async () => {
-    const tables: Array<{ tablename: string }> = await db.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('test_writes', 'migrations')`);
+    const tables: Array<{ tablename: string }> = await db.query(COUNTED_TABLES);
     for (const { tablename } of tables) await db.query(`DROP TRIGGER IF EXISTS test_count_write ON "${tablename}"`);
     await db.query('DROP FUNCTION IF EXISTS test_count_write(); DROP TABLE IF EXISTS test_writes');
     // Its endpoints point at example.com: left in place, a later test's relay would fan this

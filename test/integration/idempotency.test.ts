@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { RecordSecrets } from '../../src/idempotency/idempotency.service.js';
-import { config } from '../../src/config.js';
+import { redisKey } from '../../src/lib/redis.js';
 import { db } from '../../src/lib/db.js';
 import { redisForTests } from '../helpers/redis.js';
 import {
@@ -185,7 +185,7 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
         expect(limited.headers['idempotent-replayed']).to.equal(undefined);
       }
       expect(await recordCount()).to.equal(0);
-      await redisForTests().del(`${config.redisPrefix}:ratelimit:api-key-create:${org.id}`);
+      await redisForTests().del(redisKey('ratelimit', org.id, 'api-key-create', org.id));
       expectFirstRun(await createWithKey(org, key));
     });
 

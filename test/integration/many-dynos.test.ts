@@ -7,7 +7,7 @@ import { db } from '../../src/lib/db.js';
 import { asCaller, expectStatus, type Caller } from '../helpers/api.js';
 import { freePort, SERVICES, ServiceProcesses, waitUntil, type ServiceKind } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { PrivateRedis } from '../helpers/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server.js';
 import { SCHEDULERS, schedulersIn } from '../helpers/schedulers.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 import { maxOverlap, uniquePhone, voiceOrg } from '../helpers/voice.js';
@@ -39,17 +39,17 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     this.timeout(60_000);
     await services.stopAll();
     await receiver?.close();
-    await redis?.kill();
+    await redis?.stop();
   });
 
   it('calls, a campaign, a tenant disabled mid-run and deliveries: limits held, each call charged once, usage equals the ledger, one delivery per (event, endpoint), schedules once', async () => {
     receiver = await startReceiver();
     // A Redis of its own, so the schedulers counted are this fleet's alone.
-    redis = await PrivateRedis.start();
+    redis = await startPrivateRedis();
     const ports = await Promise.all(Array.from({ length: DYNOS }, () => freePort()));
     const kinds = Object.keys(SERVICES) as ServiceKind[];
     await Promise.all(
-      kinds.flatMap((kind) => ports.map((port) => services.start(kind, { REDIS_URL: redis.url, ...(kind === 'web' ? { PORT: String(port) } : {}) }))),
+      kinds.flatMap((kind) => ports.map((port) => services.start(kind, { ...redis.env, ...(kind === 'web' ? { PORT: String(port) } : {}) }))),
     );
 
     // A direct customer: at most 3 calls at once, 24 calls and a campaign of 8 contacts.
@@ -136,6 +136,6 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     expect(receivedEvents.size).to.equal(events.n);
 
     // Two of each worker kind: each queue still has each of its schedulers exactly once.
-    expect(await schedulersIn(redis.url)).to.deep.equal(SCHEDULERS);
+    expect(await schedulersIn(redis.target)).to.deep.equal(SCHEDULERS);
   });
 });

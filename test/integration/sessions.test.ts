@@ -17,6 +17,7 @@ import {
   twoApiProcesses,
   uniqueEmail,
 } from '../helpers/api.js';
+import { unreachableRedis } from '../helpers/redis.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -196,7 +197,7 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
 
     it('answers 503 service_unavailable when Redis is away', async () => {
       const { email } = await member();
-      const deadRedis = createRedis('command', 'redis://127.0.0.1:1');
+      const deadRedis = createRedis('command', unreachableRedis().target);
       deadRedis.on('error', () => undefined);
       try {
         const { app: lonely } = createApp({ redis: deadRedis });

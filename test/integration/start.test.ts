@@ -9,7 +9,8 @@ import pg from 'pg';
 import { config } from '../../src/config.js';
 import { migrations } from '../../src/migrations/index.js';
 import { exitCodeOf, freePort, SERVICES, waitForHttp, waitUntil } from '../helpers/processes.js';
-import { PrivateRedis } from '../helpers/redis-server.js';
+import { unreachableRedis } from '../helpers/redis.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);
 
@@ -73,11 +74,11 @@ describe('npm start (the supervisor)', function () {
   before(async function () {
     this.timeout(120_000);
     await run('npm', ['run', '-s', 'build']);
-    redis = await PrivateRedis.start();
+    redis = await startPrivateRedis();
   });
 
   after(async () => {
-    await redis?.kill();
+    await redis?.stop();
   });
 
   afterEach(async () => {
@@ -95,7 +96,7 @@ describe('npm start (the supervisor)', function () {
 
   it('Ctrl-C (SIGINT to its process group) stops every process cleanly, then exits 0; no stack trace, no error', async () => {
     const port = await freePort();
-    const supervisor = startSupervisor({ ...process.env, REDIS_URL: redis.url, PORT: String(port), LOG_LEVEL: 'info' });
+    const supervisor = startSupervisor({ ...process.env, ...redis.env, PORT: String(port), LOG_LEVEL: 'info' });
     supervisors.push(supervisor);
     await waitUntilRunning(supervisor, port);
 
@@ -116,7 +117,7 @@ describe('npm start (the supervisor)', function () {
 
   it('web and calls, which take in new work, run at CPU niceness INTAKE_NICE (default 19); relay and webhooks at the supervisor\'s', async () => {
     const port = await freePort();
-    const supervisor = startSupervisor({ ...process.env, REDIS_URL: redis.url, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: undefined });
+    const supervisor = startSupervisor({ ...process.env, ...redis.env, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: undefined });
     supervisors.push(supervisor);
     await waitUntilRunning(supervisor, port);
     // Every process under `npm start`, with its niceness, by the Procfile entry it runs.
@@ -140,7 +141,7 @@ describe('npm start (the supervisor)', function () {
     url.pathname = `/${name}`;
     const port = await freePort();
     const { OPERATOR_TOKEN: _unset, ...env } = process.env;
-    const supervisor = startSupervisor({ ...env, REDIS_URL: redis.url, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info' });
+    const supervisor = startSupervisor({ ...env, ...redis.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info' });
     supervisors.push(supervisor);
     try {
       await waitUntilRunning(supervisor, port);
@@ -162,6 +163,17 @@ describe('npm start (the supervisor)', function () {
     }
   });
 
+  it('a Redis that does not answer: exits 1 naming it (REDIS_CLUSTER_NODES on a cluster), with no stack trace, before touching the database', async () => {
+    const supervisor = startSupervisor({ ...process.env, ...unreachableRedis().env, PORT: String(await freePort()) });
+    supervisors.push(supervisor);
+    expect(await exitCodeOf(supervisor.child)).to.equal(1);
+    const said = supervisor.err();
+    expect(said).to.include('[start] cannot start Ringlane: ');
+    expect(said).to.include(config.redis.mode === 'cluster' ? 'The Redis Cluster REDIS_CLUSTER_NODES names (127.0.0.1:1) is not answering' : 'Redis is not answering at redis://127.0.0.1:1');
+    expect(said).not.to.match(/^\s+at /m);
+    expect(supervisor.out()).not.to.include('database');
+  });
+
   it('a database that does not exist and a role that may not create it: exits 1 saying so and what to do, with no stack trace', async () => {
     const role = `${testDatabase}_nocreate`;
     const name = `${testDatabase}_denied`;
@@ -170,7 +182,7 @@ describe('npm start (the supervisor)', function () {
       const url = new URL(config.databaseUrl);
       url.username = role;
       url.pathname = `/${name}`;
-      const supervisor = startSupervisor({ ...process.env, REDIS_URL: redis.url, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
+      const supervisor = startSupervisor({ ...process.env, ...redis.env, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
       supervisors.push(supervisor);
       expect(await exitCodeOf(supervisor.child)).to.equal(1);
       const said = supervisor.err();

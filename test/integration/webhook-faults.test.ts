@@ -9,7 +9,7 @@ import { db } from '../../src/lib/db.js';
 import { asCaller, createOrg, expectStatus, walkList, type TestOrg } from '../helpers/api.js';
 import { isAlive as alive, ServiceProcesses, stopProcess, waitUntil as waitFor } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { PrivateRedis } from '../helpers/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server.js';
 
 const SECRET = 'whsec_' + Buffer.from('fault tests: a 32-byte secret!!!').toString('base64');
 const EVENTS = ['call.queued', 'call.ringing', 'call.in_progress', 'call.completed'];
@@ -132,7 +132,7 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
     this.timeout(60_000);
     await services.stopAll();
     await Promise.all(receivers.splice(0).map((r) => r.close()));
-    await Promise.all(redisServers.splice(0).map((r) => r.kill()));
+    await Promise.all(redisServers.splice(0).map((r) => r.stop()));
   });
 
   it('SIGKILL of the webhooks worker with deliveries in flight: a new worker gets every delivery through (at least once), all succeeded', async () => {
@@ -192,12 +192,12 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
   });
 
   it('Redis killed mid-run and restarted empty: delivering needs no Redis, and every delivery succeeds', async () => {
-    const redis = await PrivateRedis.start();
+    const redis = await startPrivateRedis();
     redisServers.push(redis);
     const receiver = await slowReceiver(10, 30);
     receivers.push(receiver);
     const org = await orgWithEndpoint(receiver.url);
-    const env = { REDIS_URL: redis.url, WEBHOOK_ENDPOINT_CONCURRENCY: '100' };
+    const env = { ...redis.env, WEBHOOK_ENDPOINT_CONCURRENCY: '100' };
     const relay = await start('relay', env);
     const worker = await start('webhooks', env);
 

@@ -7,8 +7,8 @@ describe('config', () => {
     expect(c.port).to.equal(3000);
     expect(c.databaseUrl).to.equal(DEFAULT_DATABASE_URL);
     expect(c.databaseUrlExplicit).to.equal(false);
-    expect(c.redisUrl).to.equal('redis://127.0.0.1:6379');
-    expect(c.redisPrefix).to.equal('{ringlane}');
+    expect(c.redis).to.deep.equal({ mode: 'server', url: 'redis://127.0.0.1:6379' });
+    expect(c.redisPrefix).to.equal('ringlane');
     expect(c.operatorToken).to.equal(null);
     expect(c.webhook).to.deep.equal({
       maxAttempts: 12,
@@ -19,6 +19,13 @@ describe('config', () => {
       allowPrivateNetworks: true,
     });
     expect(c.sim).to.deep.equal({ ringMs: 1000, secondMs: 1000 });
+    expect(c.eventRetentionDays).to.equal(30);
+  });
+
+  it('EVENT_RETENTION_DAYS: 30 unless set, a number of days from 0', () => {
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '90' }).eventRetentionDays).to.equal(90);
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '0.5' }).eventRetentionDays).to.equal(0.5);
+    for (const value of ['-1', 'forever', '']) expect(() => loadConfig({ EVENT_RETENTION_DAYS: value }), value).to.throw(/EVENT_RETENTION_DAYS/);
   });
 
   it('refuses private webhook networks by default in production only', () => {
@@ -51,13 +58,33 @@ describe('config', () => {
   });
 
   it('names every bad variable at once', () => {
-    expect(() => loadConfig({ PORT: 'abc', REDIS_URL: 'http://x', WEBHOOK_MAX_ATTEMPTS: '0', REDIS_PREFIX: 'noTag' }))
+    expect(() => loadConfig({ PORT: 'abc', REDIS_URL: 'http://x', WEBHOOK_MAX_ATTEMPTS: '0', REDIS_PREFIX: '{tagged}' }))
       .to.throw(Error)
       .with.property('message')
       .that.matches(/PORT/)
       .and.matches(/REDIS_URL/)
       .and.matches(/WEBHOOK_MAX_ATTEMPTS/)
       .and.matches(/REDIS_PREFIX/);
+  });
+
+  it('REDIS_CLUSTER_NODES: host:port seeds make every connection a cluster one; unset or empty, REDIS_URL is used', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.5:6379, redis-2.internal:7000,[fd00::7]:6380', REDIS_URL: 'redis://other:6379' }).redis).to.deep.equal({
+      mode: 'cluster',
+      nodes: [
+        { host: '10.0.0.5', port: 6379 },
+        { host: 'redis-2.internal', port: 7000 },
+        { host: 'fd00::7', port: 6380 },
+      ],
+    });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '', REDIS_URL: 'redis://other:6379' }).redis).to.deep.equal({ mode: 'server', url: 'redis://other:6379' });
+    for (const value of ['10.0.0.5', 'redis://10.0.0.5:6379', '10.0.0.5:6379,', 'fd00::7:6379', 'host:0', 'host:65536', 'a b:1']) {
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: value }), value).to.throw(/REDIS_CLUSTER_NODES/);
+    }
+  });
+
+  it('REDIS_PREFIX: a plain namespace, no hash tag', () => {
+    expect(loadConfig({ REDIS_PREFIX: 'acme:ringlane' }).redisPrefix).to.equal('acme:ringlane');
+    for (const value of ['{ringlane}', 'ring lane', ':ringlane', 'ringlane:', 'ring*']) expect(() => loadConfig({ REDIS_PREFIX: value }), value).to.throw(/REDIS_PREFIX/);
   });
 
   it('returns frozen settings', () => {

@@ -1,4 +1,5 @@
 import { purgeExpiredSessions } from '../../src/auth/sessions.js';
+import { maintainHistory } from '../../src/history/history-partitions.js';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service.js';
 import { db } from '../../src/lib/db.js';
 import type { Processors } from '../run-worker.js';
@@ -9,4 +10,6 @@ export const maintenanceProcessors: Processors<'maintenance'> = {
     idempotencyRecords: await new IdempotencyService(db).purgeExpired(),
     sessions: await purgeExpiredSessions(),
   }),
+  /** Partitions of the history tables: made days ahead, dropped past retention (src/history/history-partitions.ts). */
+  'history-partitions': () => maintainHistory(db),
 };

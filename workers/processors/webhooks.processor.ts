@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { db } from '../../src/lib/db.js';
 import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { purgeOldDeliveries, retryFailed } from '../../src/webhooks/webhook-maintenance.js';
+import { retryFailed } from '../../src/webhooks/webhook-maintenance.js';
 import { failedJobId, type DeliverJob, type RecoverJob, type WebhookJobs } from '../../src/webhooks/webhook.jobs.js';
 import type { Processors } from '../run-worker.js';
 
@@ -13,7 +13,8 @@ const failureSummary = (job: DeliverJob, error: string | null, status: number | 
 /**
  * The `webhooks` queue. Deliveries are claimed from Postgres by the dispatcher; jobs here are
  * support's: a retry now (the API's, or "Retry" in the dashboard on a failed delivery's job),
- * the failed deliveries shown in the dashboard, recovery of an endpoint, and retention.
+ * the failed deliveries shown in the dashboard, and recovery of an endpoint (retention is the
+ * maintenance worker's: it drops whole days of history).
  */
 export function webhooksProcessors(jobs: WebhookJobs, dispatcher: Dispatcher): Processors<'webhooks'> {
   return {
@@ -24,7 +25,7 @@ export function webhooksProcessors(jobs: WebhookJobs, dispatcher: Dispatcher): P
         await job.updateData({ ...data, shown: true });
         throw new UnrecoverableError(failureSummary(data, data.failed.error, data.failed.responseStatus));
       }
-      const outcome = await dispatcher.deliverNow(data.deliveryId);
+      const outcome = await dispatcher.deliverNow(data.deliveryId, data.createdAt ? new Date(data.createdAt) : undefined);
       if (!outcome) return 'no such delivery';
       const { report, previousStatus } = outcome;
       if (report.decision.status === 'succeeded') {
@@ -37,6 +38,5 @@ export function webhooksProcessors(jobs: WebhookJobs, dispatcher: Dispatcher): P
       return `not accepted: ${report.recorded.error}`;
     },
     recover: (job: Job<RecoverJob>) => retryFailed(db, jobs, { endpointId: job.data.endpointId, since: new Date(job.data.since) }),
-    purge: () => purgeOldDeliveries(db),
   };
 }
