@@ -15,6 +15,7 @@ import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
+import { openApiRoute } from './http/openapi.js';
 import { requestLog } from './http/request-log.js';
 import { IdempotentRequests } from './idempotency/idempotent.js';
 import { refuseUnreadableInput } from './http/input-guard.js';
@@ -51,6 +52,8 @@ export interface AppDeps {
   operatorToken?: string | null;
   /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
   trustProxy?: boolean | number;
+  /** Runs before everything else: the tests check every response against the OpenAPI document. */
+  inspect?: express.RequestHandler;
 }
 
 export interface RinglaneApp {
@@ -58,7 +61,7 @@ export interface RinglaneApp {
   /** Flushes batched writes; call after the HTTP server stopped accepting requests. */
   close(): Promise<void>;
   credentials: CredentialStore;
-  /** Every route that takes input, with its schemas (paths as mounted). */
+  /** Every route with its schemas (paths as mounted): the OpenAPI document is built from them. */
   routes: RouteDoc[];
 }
 
@@ -80,6 +83,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.set('query parser', 'simple');
   // Which X-Forwarded-For entries req.ip may take: the per-address sign-in limit keys on it.
   app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
+  if (deps.inspect) app.use(deps.inspect);
   app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
   app.use(refuseUnreadableInput);
@@ -114,8 +118,9 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const bookingPage = publicBookingPageRoutes();
   app.use(bookingPage.router);
   const sessions = sessionRoutes(deps.redis);
-  app.use('/v1', sessions.router, authenticate(credentials), api.router);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
+  app.get('/v1/openapi.json', openApiRoute(routes));
+  app.use('/v1', sessions.router, authenticate(credentials), api.router);
 
   app.use(notFound);
   app.use(errorHandler);

@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { resourceRoutes } from '../http/resource-routes.js';
-import { createAgentSchema, listAgentsQuery, updateAgentSchema } from './agents.schemas.js';
+import { agentSchema, createAgentSchema, listAgentsQuery, updateAgentSchema } from './agents.schemas.js';
 import { agentsService } from './agents.service.js';
 
 /** `/v1/agents` (CONTRACT.md "Other areas"): writes need `operate`. */
@@ -9,6 +9,7 @@ export function agentRoutes(api: ApiRouter): void {
     path: '/agents',
     capability: 'operate',
     service: agentsService,
-    schemas: { create: createAgentSchema, update: updateAgentSchema, list: listAgentsQuery },
+    errors: { remove: { 409: ['agent_in_use'] } },
+    schemas: { create: createAgentSchema, update: updateAgentSchema, list: listAgentsQuery, view: agentSchema },
   });
 }

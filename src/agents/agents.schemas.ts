@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery } from '../http/pagination.js';
 
 /** What an agent does. */
@@ -33,3 +34,15 @@ export const createAgentSchema = Joi.object({
 export const updateAgentSchema = Joi.object(fields).min(1);
 
 export const listAgentsQuery = Joi.object(pageQuery);
+
+/** An agent, as every agents route answers it. */
+export const agentSchema = responseSchema('Agent', {
+  id: Joi.string(),
+  name: Joi.string(),
+  kind: Joi.string().valid(...AGENT_KINDS),
+  greeting: Joi.string().allow(''),
+  voice: Joi.string(),
+  prompt: Joi.string().allow(''),
+  created_at: isoTime(),
+  updated_at: isoTime(),
+});

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
 import { db } from '../lib/db.js';
 import { UnauthorizedError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -13,6 +14,9 @@ import { Session } from './session.entity.js';
 import { hashToken, newSessionToken } from './tokens.js';
 
 const SESSION_HOURS = 12;
+
+/** `POST /v1/sessions`: a session token and when it expires. */
+const sessionSchema = responseSchema('Session', { token: Joi.string(), expires_at: isoTime() });
 
 const signInSchema = Joi.object({
   email: Joi.string().trim().lowercase().email().max(254).required(),
@@ -79,7 +83,7 @@ export function sessionRoutes(redis: RedisClient): { router: Router; routes: Rou
     const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');
     res.status(201).json(await signIn(redis, body.email, body.password, req.ip));
   });
-  return { router, routes: [{ method: 'post', path: '/sessions', body: signInSchema }] };
+  return { router, routes: [{ method: 'post', path: '/sessions', summary: 'Sign in with email and password for a session token', body: signInSchema, status: 201, response: sessionSchema, caller: 'anyone', errors: { 401: ['unauthorized'], 429: ['rate_limited'] } }] };
 }
 
 /** Deletes sessions that have expired; returns how many. */

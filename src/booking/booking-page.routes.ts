@@ -4,7 +4,7 @@ import type { RouteDoc } from '../http/route-doc.js';
 import { idParams } from '../http/schemas.js';
 import { validate } from '../http/validate.js';
 import { renderBookingPage } from './booking-page.html.js';
-import { bookingPageSchema, type BookingPageChanges } from './booking-page.schemas.js';
+import { type BookingPageChanges, bookingPageSchema, bookingPageSettingsSchema } from './booking-page.schemas.js';
 import { publicBookingPage, readBookingPage, updateBookingPage } from './booking-page.service.js';
 
 /**
@@ -14,12 +14,16 @@ import { publicBookingPage, readBookingPage, updateBookingPage } from './booking
 export function bookingPageRoutes(api: ApiRouter): void {
   api
     .get('/booking-page', {
+      summary: 'Read the booking page settings',
+      response: bookingPageSettingsSchema,
       handler: ({ actor }) => readBookingPage(actor),
     })
     .put<BookingPageChanges>('/booking-page', {
+      summary: 'Change the booking page settings',
       capability: 'settings',
       tenant: 'forbidden',
       body: bookingPageSchema,
+      response: bookingPageSettingsSchema,
       handler: ({ actor, body }) => updateBookingPage(actor, body),
     });
 }
@@ -43,5 +47,5 @@ export function publicBookingPageRoutes(): { router: Router; routes: RouteDoc[] 
       })
       .send(html);
   });
-  return { router, routes: [{ method: 'get', path: '/book/:org_id', params: pageParams }] };
+  return { router, routes: [{ method: 'get', path: '/book/:org_id', summary: "An organization's public booking page (HTML)", params: pageParams, status: 200, caller: 'anyone' }] };
 }

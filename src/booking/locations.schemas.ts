@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery } from '../http/pagination.js';
 
 export interface LocationInput {
@@ -18,3 +19,13 @@ export const createLocationSchema = Joi.object({ ...fields, name: fields.name.re
 export const updateLocationSchema = Joi.object(fields).min(1);
 
 export const listLocationsQuery = Joi.object(pageQuery);
+
+/** A location, as every locations route answers it. */
+export const locationSchema = responseSchema('Location', {
+  id: Joi.string(),
+  name: Joi.string(),
+  address: Joi.string().allow(''),
+  is_main: Joi.boolean(),
+  created_at: isoTime(),
+  updated_at: isoTime(),
+});

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery } from '../http/pagination.js';
 
 export interface ServiceInput {
@@ -24,3 +25,13 @@ export const createServiceSchema = Joi.object({
 export const updateServiceSchema = Joi.object(fields).min(1);
 
 export const listServicesQuery = Joi.object(pageQuery);
+
+/** A service, as every services route answers it. */
+export const serviceSchema = responseSchema('Service', {
+  id: Joi.string(),
+  name: Joi.string(),
+  description: Joi.string().allow(''),
+  duration_minutes: Joi.number().integer(),
+  created_at: isoTime(),
+  updated_at: isoTime(),
+});

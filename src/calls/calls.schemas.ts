@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { e164, idParams } from '../http/schemas.js';
+import { amount, e164, idParams, isoTime, responseSchema } from '../http/schemas.js';
 import { CALL_STATUSES, type SimulateScript } from './call.entity.js';
 
 export const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'] as const;
@@ -40,3 +40,25 @@ export interface CreateCallInput {
   campaign_id?: string;
   simulate: SimulateScript;
 }
+
+/** A call, as every calls route answers it. */
+export const callSchema = responseSchema('Call', {
+  id: Joi.string(),
+  org_id: Joi.string(),
+  agent_id: Joi.string(),
+  contact_id: Joi.string().allow(null),
+  campaign_id: Joi.string().allow(null),
+  direction: Joi.string().valid('outbound', 'inbound'),
+  status: Joi.string().valid(...CALL_STATUSES),
+  outcome: Joi.string().valid(...OUTCOMES).allow(null),
+  end_reason: Joi.string().allow(null),
+  phone_number: Joi.string(),
+  from: Joi.string().allow(null),
+  to: Joi.string().allow(null),
+  duration_seconds: Joi.number().integer().allow(null),
+  charge: amount().allow(null),
+  currency: Joi.string(),
+  started_at: isoTime().allow(null),
+  ended_at: isoTime().allow(null),
+  created_at: isoTime(),
+});

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { responseSchema } from '../http/schemas.js';
 
 /** The carrier providers the service can connect to; the built-in simulator is the one today. */
 export const CARRIER_PROVIDERS = ['simulator'] as const;
@@ -11,3 +12,6 @@ export const carrierSchema = Joi.object({
     .valid(...CARRIER_PROVIDERS)
     .required(),
 });
+
+/** The carrier connection, as `GET` and `PUT /v1/carrier` answer it. */
+export const carrierConnectionSchema = responseSchema('CarrierConnection', { provider: Joi.string().valid(...CARRIER_PROVIDERS) });

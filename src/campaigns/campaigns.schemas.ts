@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { simulateSchema } from '../calls/calls.schemas.js';
 import type { SimulateScript } from '../calls/call.entity.js';
 import { pageQuery } from '../http/pagination.js';
-import { idParams } from '../http/schemas.js';
+import { idParams, isoTime, responseSchema } from '../http/schemas.js';
 import type { CampaignState } from './campaign.entity.js';
 
 const clock = () => Joi.string().pattern(/^([01]\d|2[0-3]):[0-5]\d$/).messages({ 'string.pattern.base': '{{#label}} must be a 24-hour time "HH:MM"' });
@@ -57,3 +57,20 @@ export interface UpdateCampaignInput extends Window {
   name?: string;
   state?: Exclude<CampaignState, 'draft'>;
 }
+
+const count = () => Joi.number().integer().min(0);
+
+/** A campaign, as every campaigns route answers it. */
+export const campaignSchema = responseSchema('Campaign', {
+  id: Joi.string(),
+  name: Joi.string(),
+  agent_id: Joi.string(),
+  state: Joi.string().valid('draft', 'running', 'paused', 'completed'),
+  calling_hours: Joi.object({ start: clock().required(), end: clock().required() }).allow(null),
+  weekdays: Joi.array().items(Joi.number().integer()).allow(null),
+  retry: Joi.object({ max_retries: count(), delay_seconds: count() }),
+  contacts: Joi.object({ total: count(), pending: count(), calling: count(), done: count() }),
+  created_at: isoTime(),
+  updated_at: isoTime(),
+  completed_at: isoTime().allow(null),
+});

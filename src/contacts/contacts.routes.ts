@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { resourceRoutes } from '../http/resource-routes.js';
-import { createContactSchema, listContactsQuery, updateContactSchema } from './contacts.schemas.js';
+import { contactSchema, createContactSchema, listContactsQuery, updateContactSchema } from './contacts.schemas.js';
 import { contactsService } from './contacts.service.js';
 
 /** `/v1/contacts` (CONTRACT.md "Other areas"): writes need `operate`. */
@@ -9,6 +9,7 @@ export function contactRoutes(api: ApiRouter): void {
     path: '/contacts',
     capability: 'operate',
     service: contactsService,
-    schemas: { create: createContactSchema, update: updateContactSchema, list: listContactsQuery },
+    errors: { write: { 409: ['contact_exists'] }, remove: { 409: ['contact_in_use'] } },
+    schemas: { create: createContactSchema, update: updateContactSchema, list: listContactsQuery, view: contactSchema },
   });
 }

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery, type PageParams } from '../http/pagination.js';
-import { e164 } from '../http/schemas.js';
+import { e164, isoTime, responseSchema } from '../http/schemas.js';
 
 export interface ContactInput {
   name: string;
@@ -33,3 +33,14 @@ export const updateContactSchema = Joi.object(fields).min(1);
 
 /** `GET /v1/contacts`, optionally only the contact with one phone number. */
 export const listContactsQuery = Joi.object({ ...pageQuery, phone_number: e164() });
+
+/** A contact, as every contacts route answers it. */
+export const contactSchema = responseSchema('Contact', {
+  id: Joi.string(),
+  name: Joi.string(),
+  phone_number: Joi.string(),
+  email: Joi.string().allow(null),
+  metadata: Joi.object().unknown(true),
+  created_at: isoTime(),
+  updated_at: isoTime(),
+});

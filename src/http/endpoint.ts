@@ -4,7 +4,7 @@ import { actorOf, isActingInTenant, type Actor } from '../auth/actor.js';
 import type { Capability } from '../auth/capabilities.js';
 import { sendOutcome, type IdempotentRequests } from '../idempotency/idempotent.js';
 import { ForbiddenError, MissingCapabilityError } from '../lib/errors.js';
-import type { RouteDoc } from './route-doc.js';
+import type { RouteDoc, RouteErrors } from './route-doc.js';
 import { validate } from './validate.js';
 
 export interface Context<B, Q, P> {
@@ -17,6 +17,8 @@ export interface Context<B, Q, P> {
 }
 
 interface Common<B, Q, P> {
+  /** One line for the API reference (the OpenAPI document's `summary`). */
+  summary: string;
   /** `forbidden`: the area is closed inside a tenant (SPEC.md §4.1 rule 2). Default `allowed`. */
   tenant?: 'allowed' | 'forbidden';
   /** A check on the caller that comes before the capability (e.g. reseller access). */
@@ -25,6 +27,10 @@ interface Common<B, Q, P> {
   params?: Joi.Schema;
   /** Success status; a handler returning `undefined` answers 204. */
   status?: number;
+  /** The body the handler returns (its shape in the OpenAPI document); none for 204. */
+  response?: Joi.Schema;
+  /** Error codes the handler's service may answer, beyond those every route can. */
+  errors?: RouteErrors;
   handler: (ctx: Context<B, Q, P>) => Promise<unknown>;
 }
 
@@ -108,7 +114,20 @@ export class ApiRouter {
       await this.idempotent.respond(req, res, { scope: ctx.actor.org.id, credential: ctx.actor.credentialId }, work);
     };
     this.router[method](path, authorize, run);
-    this.routes.push({ method, path, params: spec.params, query: spec.query ?? EMPTY, body: spec.body });
+    this.routes.push({
+      method,
+      path,
+      summary: spec.summary,
+      params: spec.params,
+      query: spec.query ?? EMPTY,
+      body: spec.body,
+      status: method === 'delete' ? 204 : success,
+      response: spec.response,
+      capability: spec.capability,
+      tenant: spec.tenant ?? 'allowed',
+      caller: 'member',
+      errors: spec.errors,
+    });
     return this;
   }
 }

@@ -9,6 +9,10 @@ export const pageQuery = {
   cursor: Joi.string().max(200),
 };
 
+/** The response schema of a list of `item`s (CONTRACT.md §2 "Lists"). */
+export const pageOf = (item: Joi.Schema) =>
+  Joi.object({ data: Joi.array().items(item).required(), next_cursor: Joi.string().allow(null).required() });
+
 export interface PageParams {
   limit: number;
   cursor?: string;

@@ -2,7 +2,8 @@ import type Joi from 'joi';
 import type { Actor } from '../auth/actor.js';
 import type { Capability } from '../auth/capabilities.js';
 import type { ApiRouter } from './endpoint.js';
-import type { Page, PageParams } from './pagination.js';
+import { pageOf, type Page, type PageParams } from './pagination.js';
+import type { RouteErrors } from './route-doc.js';
 import { idParams } from './schemas.js';
 
 /** What the standard routes of an organization's resource call: one method per route. */
@@ -22,38 +23,57 @@ export interface ResourceRoutesSpec<C, U, Q extends PageParams, V> {
   /** The capability every write needs. */
   capability: Capability;
   service: ResourceService<C, U, Q, V>;
-  schemas: { create: Joi.Schema; update: Joi.Schema; list: Joi.Schema };
+  /** Request schemas, and `view`: the resource as every route answers it. */
+  schemas: { create: Joi.Schema; update: Joi.Schema; list: Joi.Schema; view: Joi.Schema };
+  /** Error codes the service answers beyond the standard ones: on create and update, on delete. */
+  errors?: { write?: RouteErrors; remove?: RouteErrors };
 }
+
+/** "an agent", "a contact": the resource's name in a summary. */
+const named = (resource: string) => `${/^[aeiou]/.test(resource) ? 'an' : 'a'} ${resource.replace(/_/g, ' ')}`;
 
 /**
  * The five routes of a resource an organization owns: `POST <path>` (201), `GET <path>`
  * (a list page), `GET`, `PATCH` and `DELETE <path>/:id` (204).
  */
 export function resourceRoutes<C, U, Q extends PageParams, V>(api: ApiRouter, spec: ResourceRoutesSpec<C, U, Q, V>): void {
-  const { path, capability, service, schemas } = spec;
+  const { path, capability, service, schemas, errors = {} } = spec;
   const one = `${path}/:id`;
   const oneParams = idParams(service.resource);
+  const resource = named(service.resource);
   api
     .post<C>(path, {
+      summary: `Create ${resource}`,
+      errors: errors.write,
       capability,
       body: schemas.create,
+      response: schemas.view,
       handler: ({ actor, body }) => service.create(actor, body),
     })
     .get<Q>(path, {
+      summary: `List ${service.resource.replace(/_/g, ' ')}s`,
       query: schemas.list,
+      response: pageOf(schemas.view),
       handler: ({ actor, query }) => service.list(actor, query),
     })
     .get<unknown, { id: string }>(one, {
+      summary: `Read ${resource}`,
       params: oneParams,
+      response: schemas.view,
       handler: ({ actor, params }) => service.read(actor, params.id),
     })
     .patch<U, unknown, { id: string }>(one, {
+      summary: `Change ${resource}`,
+      errors: errors.write,
       capability,
       params: oneParams,
       body: schemas.update,
+      response: schemas.view,
       handler: ({ actor, params, body }) => service.update(actor, params.id, body),
     })
     .delete<unknown, { id: string }>(one, {
+      summary: `Delete ${resource}`,
+      errors: errors.remove,
       capability,
       params: oneParams,
       handler: ({ actor, params }) => service.remove(actor, params.id),

@@ -20,6 +20,18 @@ export const money = (limit: Micros) =>
       'money.range': '{{#label}} must be between -{{#limit}} and {{#limit}}',
     });
 
+/**
+ * A response body: its fields are all present (null where there is no value) unless marked
+ * `.optional()`; `name` is its schema's name in the OpenAPI document.
+ */
+export const responseSchema = (name: string, keys: Joi.PartialSchemaMap) => Joi.object(keys).prefs({ presence: 'required' }).id(name);
+
+/** A time as the API writes it: ISO 8601 UTC (CONTRACT.md §2 "Times"). */
+export const isoTime = () => Joi.string().isoDate();
+
+/** An amount as the API writes it: a decimal string with exactly 6 fractional digits (CONTRACT.md §2 "Money"). */
+export const amount = () => Joi.string().pattern(/^-?\d+\.\d{6}$/);
+
 /** A rate (`per_minute`, `per_text`): not negative, at most MAX_RATE_MICROS. */
 export const rate = () =>
   money(MAX_RATE_MICROS)
@@ -57,4 +69,8 @@ export const e164 = () =>
  * `<resource>_not_found`, as for an id that does not exist.
  */
 export const idParams = (resource: string, name = 'id') =>
-  Joi.object({ [name]: Joi.string().pattern(ID_PATTERN).required().error(() => new NotFoundError(resource)) });
+  Joi.object({ [name]: Joi.string().pattern(ID_PATTERN).required().error(() => new NotFoundError(resource)) }).meta({ resource });
+
+/** The resource whose id a path parameter schema made by `idParams` holds. */
+export const idParamsResource = (schema: Joi.Schema): string | undefined =>
+  (schema.describe().metas as Array<{ resource?: string }> | undefined)?.find((meta) => meta.resource)?.resource;

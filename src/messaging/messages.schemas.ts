@@ -1,7 +1,19 @@
 import Joi from 'joi';
+import { amount, isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery, type PageParams } from '../http/pagination.js';
 
 export type MessagesQuery = PageParams & { call_id?: string };
 
 /** `GET /v1/messages`, optionally only the text of one call. */
 export const listMessagesQuery = Joi.object({ ...pageQuery, call_id: Joi.string().max(40) });
+
+export const messageSchema = responseSchema('Message', {
+  id: Joi.string(),
+  call_id: Joi.string().allow(null),
+  from: Joi.string(),
+  to: Joi.string(),
+  body: Joi.string().allow(''),
+  charge: amount().description('What the paying organization was charged, in its currency.'),
+  currency: Joi.string(),
+  created_at: isoTime(),
+});

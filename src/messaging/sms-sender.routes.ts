@@ -6,11 +6,15 @@ import { readSmsSender, setSmsSender, type SmsSenderView } from './sms-sender.se
 export function smsSenderRoutes(api: ApiRouter): void {
   api
     .get('/sms-sender', {
+      summary: 'Read the texting sender',
+      response: smsSenderSchema,
       handler: ({ actor }) => readSmsSender(actor),
     })
     .put<SmsSenderView>('/sms-sender', {
+      summary: 'Set the texting sender',
       capability: 'settings',
       body: smsSenderSchema,
+      response: smsSenderSchema,
       handler: ({ actor, body }) => setSmsSender(actor, body),
     });
 }

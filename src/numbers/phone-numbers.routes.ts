@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { resourceRoutes } from '../http/resource-routes.js';
-import { listNumbersQuery, provisionNumberSchema, updateNumberSchema } from './phone-numbers.schemas.js';
+import { listNumbersQuery, phoneNumberSchema, provisionNumberSchema, updateNumberSchema } from './phone-numbers.schemas.js';
 import { PhoneNumbersService } from './phone-numbers.service.js';
 
 /** `/v1/phone-numbers` (CONTRACT.md "Other areas"): numbers are organization settings, so writes need `settings`. */
@@ -9,6 +9,7 @@ export function phoneNumberRoutes(api: ApiRouter): void {
     path: '/phone-numbers',
     capability: 'settings',
     service: new PhoneNumbersService(),
-    schemas: { create: provisionNumberSchema, update: updateNumberSchema, list: listNumbersQuery },
+    errors: { write: { 404: ['agent_not_found'], 409: ['phone_number_taken', 'phone_number_unavailable'] } },
+    schemas: { create: provisionNumberSchema, update: updateNumberSchema, list: listNumbersQuery, view: phoneNumberSchema },
   });
 }

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { e164 } from '../http/schemas.js';
+import { e164, isoTime, responseSchema } from '../http/schemas.js';
 
 export interface ProvisionNumberInput {
   area_code?: string;
@@ -30,3 +30,12 @@ export const provisionNumberSchema = Joi.object({
 export const updateNumberSchema = Joi.object({ agent_id: agentId.required() });
 
 export const listNumbersQuery = Joi.object(pageQuery);
+
+/** A phone number, as every phone-numbers route answers it. */
+export const phoneNumberSchema = responseSchema('PhoneNumber', {
+  id: Joi.string(),
+  phone_number: Joi.string(),
+  agent_id: Joi.string().allow(null),
+  created_at: isoTime(),
+  updated_at: isoTime(),
+});

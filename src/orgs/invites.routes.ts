@@ -1,5 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import { createInviteSchema, listInvitesQuery, type InviteInput, type InvitesQuery } from './invites.schemas.js';
+import { pageOf } from '../http/pagination.js';
+import { createInviteSchema, type InviteInput, inviteSchema, type InvitesQuery, listInvitesQuery } from './invites.schemas.js';
 import { createInvite, listInvites } from './invites.service.js';
 
 /**
@@ -9,14 +10,19 @@ import { createInvite, listInvites } from './invites.service.js';
 export function inviteRoutes(api: ApiRouter): void {
   api
     .post<InviteInput>('/invites', {
+      summary: 'Invite someone to become a member',
+      errors: { 409: ['invite_exists'] },
       capability: 'settings',
       tenant: 'forbidden',
       body: createInviteSchema,
+      response: inviteSchema,
       handler: ({ actor, body }) => createInvite(actor, body),
     })
     .get<InvitesQuery>('/invites', {
+      summary: 'List invites',
       tenant: 'forbidden',
       query: listInvitesQuery,
+      response: pageOf(inviteSchema),
       handler: ({ actor, query }) => listInvites(actor, query),
     });
 }

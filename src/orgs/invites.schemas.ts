@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
 import { CAPABILITIES, type Capability } from '../auth/capabilities.js';
 import { pageQuery, type PageParams } from '../http/pagination.js';
 
@@ -19,3 +20,11 @@ export const createInviteSchema = Joi.object({
 export type InvitesQuery = PageParams;
 
 export const listInvitesQuery = Joi.object(pageQuery);
+
+export const inviteSchema = responseSchema('Invite', {
+  id: Joi.string(),
+  email: Joi.string(),
+  capabilities: Joi.array().items(Joi.string().valid(...CAPABILITIES)),
+  created_at: isoTime(),
+  expires_at: isoTime(),
+});

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { idParams, timezone } from '../http/schemas.js';
+import { idParams, isoTime, responseSchema, timezone } from '../http/schemas.js';
 import { INDUSTRIES, type Industry } from './industry-catalog.js';
 
 const externalRef = Joi.string().trim().min(1).max(200);
@@ -47,3 +47,19 @@ export interface LimitsInput {
   max_concurrent_calls?: number;
   max_calls_per_hour?: number;
 }
+
+/** CONTRACT.md "Tenant". */
+export const tenantSchema = responseSchema('Tenant', {
+  id: Joi.string(),
+  name: Joi.string(),
+  timezone: Joi.string(),
+  industry: Joi.string().valid(...INDUSTRIES).allow(null),
+  external_ref: Joi.string().allow(null),
+  disabled: Joi.boolean(),
+  created_at: isoTime(),
+});
+
+const callLimits = { max_concurrent_calls: Joi.number().integer(), max_calls_per_hour: Joi.number().integer() };
+
+/** CONTRACT.md "Limits": the tenant's limits and the reseller's ceiling over them. */
+export const limitsSchema = responseSchema('TenantLimits', { ...callLimits, ceiling: Joi.object(callLimits) });

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { amount, isoTime, responseSchema } from '../http/schemas.js';
 
 /**
  * `GET /v1/tenants/{id}/usage` query: only `since` and `until` (anything else is 400
@@ -10,3 +11,14 @@ export interface UsageQuery {
   since?: unknown;
   until?: unknown;
 }
+
+/** CONTRACT.md "Usage". */
+export const usageSchema = responseSchema('TenantUsage', {
+  tenant_id: Joi.string(),
+  since: isoTime(),
+  until: isoTime(),
+  completed_calls: Joi.number().integer(),
+  talk_time_seconds: Joi.number().integer(),
+  currency: Joi.string(),
+  charges: Joi.object({ calls: amount(), other: amount(), total: amount() }),
+});

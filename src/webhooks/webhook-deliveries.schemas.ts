@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { idParams } from '../http/schemas.js';
+import { idParams, isoTime, responseSchema } from '../http/schemas.js';
 
 export const listDeliveriesQuery = Joi.object({
   ...pageQuery,
@@ -27,3 +27,29 @@ export interface DeliveryFilters {
   call_id?: string;
   event?: string;
 }
+
+/** CONTRACT.md "Webhook delivery", with its attempts, oldest first. */
+export const deliverySchema = responseSchema('WebhookDelivery', {
+  id: Joi.string(),
+  endpoint_id: Joi.string(),
+  event: Joi.string(),
+  call_id: Joi.string(),
+  sequence: Joi.number().integer(),
+  status: Joi.string().valid('pending', 'retrying', 'succeeded', 'failed'),
+  attempt_count: Joi.number().integer(),
+  next_attempt_at: isoTime().allow(null),
+  last_response_status: Joi.number().integer().allow(null),
+  created_at: isoTime(),
+  attempts: Joi.array().items(
+    Joi.object({
+      delivery_id: Joi.string(),
+      attempted_at: isoTime(),
+      response_status: Joi.number().integer().allow(null),
+      duration_ms: Joi.number().integer(),
+      error: Joi.string().allow(null),
+    }),
+  ),
+});
+
+/** `POST /v1/webhook-endpoints/{id}/recover`: accepted; the deliveries are sent in the background. */
+export const recoverySchema = responseSchema('WebhookRecovery', { endpoint_id: Joi.string(), since: isoTime(), status: Joi.string().valid('accepted') });

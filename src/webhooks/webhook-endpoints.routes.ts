@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { resourceRoutes } from '../http/resource-routes.js';
-import { createWebhookEndpointSchema, listWebhookEndpointsQuery, updateWebhookEndpointSchema } from './webhook-endpoints.schemas.js';
+import { createWebhookEndpointSchema, listWebhookEndpointsQuery, updateWebhookEndpointSchema, webhookEndpointSchema } from './webhook-endpoints.schemas.js';
 import { webhookEndpointsService } from './webhook-endpoints.service.js';
 
 /**
@@ -12,6 +12,6 @@ export function webhookEndpointRoutes(api: ApiRouter): void {
     path: '/webhook-endpoints',
     capability: 'webhooks',
     service: webhookEndpointsService,
-    schemas: { create: createWebhookEndpointSchema, update: updateWebhookEndpointSchema, list: listWebhookEndpointsQuery },
+    schemas: { create: createWebhookEndpointSchema, update: updateWebhookEndpointSchema, list: listWebhookEndpointsQuery, view: webhookEndpointSchema },
   });
 }

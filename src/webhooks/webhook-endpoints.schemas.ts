@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
 import type { Outcome } from '../calls/call.entity.js';
 import { OUTCOMES } from '../calls/calls.schemas.js';
 import { pageQuery, type PageParams } from '../http/pagination.js';
@@ -126,7 +127,8 @@ const fields = {
     }),
   custom_headers: Joi.object()
     .pattern(
-      Joi.string(),
+      // Any name (checked below); a regular expression, so the OpenAPI document can say it.
+      /.*/,
       Joi.string()
         .max(MAX_HEADER_VALUE_LENGTH)
         .pattern(FIELD_VALUE)
@@ -203,3 +205,17 @@ export const updateWebhookEndpointSchema = Joi.object({ ...fields, disabled: Joi
 export type WebhookEndpointsQuery = PageParams;
 
 export const listWebhookEndpointsQuery = Joi.object(pageQuery);
+
+/** CONTRACT.md "Webhook endpoint", as every webhook-endpoints route answers it: never the secret. */
+export const webhookEndpointSchema = responseSchema('WebhookEndpoint', {
+  id: Joi.string(),
+  name: Joi.string(),
+  url: Joi.string(),
+  has_secret: Joi.boolean(),
+  outcomes: Joi.array().items(Joi.string().valid(...OUTCOMES)),
+  field_aliases: Joi.object().pattern(/.*/, Joi.string()),
+  extra_payload: Joi.object().unknown(true),
+  custom_headers: Joi.object().pattern(/.*/, Joi.string()),
+  disabled: Joi.boolean(),
+  created_at: isoTime(),
+});

@@ -5,14 +5,20 @@ import type { Express } from 'express';
 import { createApp, type AppDeps, type RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
+import { openApiDocument } from '../../src/http/openapi.js';
 import { waitForRedis } from '../../src/lib/redis.js';
+import { checkResponses } from './openapi-check.js';
 import { redisForTests } from './redis.js';
 
-/** A fresh app instance: its own credential cache, as a separate API process would have. */
-export async function newApp(options: Omit<AppDeps, 'redis'> = {}): Promise<RinglaneApp> {
+/**
+ * A fresh app instance: its own credential cache, as a separate API process would have. Every
+ * response it gives on a `/v1` route is checked against the OpenAPI document (see root-hooks.ts).
+ */
+export async function newApp(options: Omit<AppDeps, 'redis' | 'inspect'> = {}): Promise<RinglaneApp> {
   const redis = redisForTests();
   await waitForRedis(redis, 5000);
-  return createApp({ redis, ...options });
+  const ringlane: RinglaneApp = createApp({ redis, ...options, inspect: checkResponses(() => openApiDocument(ringlane.routes)) });
+  return ringlane;
 }
 
 let shared: RinglaneApp | null = null;

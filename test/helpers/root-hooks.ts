@@ -4,6 +4,7 @@ import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
 import { waitForRedis } from '../../src/lib/redis.js';
+import { takeViolations } from './openapi-check.js';
 import { closeRedisForTests, deleteKeys, redisForTests } from './redis.js';
 
 // A warning (a deprecated call, a listener leak) is a defect to fix where it comes from: the run
@@ -11,9 +12,12 @@ import { closeRedisForTests, deleteKeys, redisForTests } from './redis.js';
 const warnings: string[] = [];
 process.on('warning', (warning) => warnings.push(warning.stack ?? `${warning.name}: ${warning.message}`));
 
+const late: string[] = [];
+
 /**
  * Creates this run's database from the migrations, and removes it and its Redis keys
- * afterwards; fails the run if the test process emitted a warning.
+ * afterwards; fails the run if the test process emitted a warning, and a test that received
+ * a response outside the OpenAPI document (see test/helpers/openapi-check.ts).
  */
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
@@ -21,6 +25,25 @@ export const mochaHooks = {
     await ensureDatabase(config.databaseUrl);
     await runMigrations(config.databaseUrl);
     await db.initialize();
+  },
+  /**
+   * A response outside the OpenAPI document fails the test that received it: the check runs
+   * at the end of the test's own function, because a failing root hook would make Mocha skip
+   * every later test of the run.
+   */
+  beforeEach(this: Mocha.Context) {
+    const test = this.currentTest!;
+    const body = test.fn as ((this: Mocha.Context) => unknown) | undefined;
+    if (!body || body.length > 0) return;
+    test.fn = async function (this: Mocha.Context) {
+      await body.call(this);
+      const outside = takeViolations();
+      if (outside.length) throw new Error(`${outside.length} response(s) outside the OpenAPI document:\n${outside.join('\n')}`);
+    };
+  },
+  /** Responses that finished after their test's function: reported when the run ends. */
+  afterEach(this: Mocha.Context) {
+    for (const violation of takeViolations()) late.push(`${this.currentTest?.fullTitle()}: ${violation}`);
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
@@ -39,5 +62,6 @@ export const mochaHooks = {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await client.end();
     if (warnings.length) throw new Error(`the tests emitted ${warnings.length} warning(s):\n${warnings.join('\n')}`);
+    if (late.length) throw new Error(`${late.length} response(s) outside the OpenAPI document, after their test:\n${late.join('\n')}`);
   },
 };
