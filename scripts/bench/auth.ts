@@ -12,7 +12,7 @@ import {
   load,
   loadGenerator,
   median,
-  processStat,
+  redisServerPid,
   startServer,
   stopServer,
   systemCpuSources,
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const client = benchPool(databaseUrl);
   // The machine's Redis, which the API uses by default: its pid, to count its CPU.
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
-  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  const redisPid = await redisServerPid(redis);
   redis.disconnect();
   const servers: ChildProcess[] = [];
   try {
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     await load(tool, bareUrl, {}, CONNECTIONS, 2);
     const authed: LoadResult[] = [];
     const bare: LoadResult[] = [];
-    const apiSources = systemCpuSources(client, new URL(databaseUrl).pathname.slice(1), [{ name: 'web', child: api }], redisPid && processStat(redisPid) ? redisPid : null);
+    const apiSources = systemCpuSources(client, new URL(databaseUrl).pathname.slice(1), [{ name: 'web', child: api }], redisPid);
     const apiCpu = new Map<string, number>();
     let bareCpu = 0;
     /** Runs one round, adding the CPU ms of the server side it used: the process, its Postgres backends, Redis. */

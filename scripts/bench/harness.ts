@@ -2,6 +2,7 @@ import { execFile, execFileSync, fork, type ChildProcess } from 'node:child_proc
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
@@ -294,6 +295,12 @@ export class CpuSampler {
       }
     }
   }
+}
+
+/** The redis-server's pid when it runs on this machine (INFO server), else null: its CPU is then counted. */
+export async function redisServerPid(redis: Redis): Promise<number | null> {
+  const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  return pid && processStat(pid) ? pid : null;
 }
 
 /** The application_name of a benchmark's own Postgres connections (bookkeeping, sampling). */

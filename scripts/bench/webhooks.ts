@@ -59,13 +59,14 @@ import got from 'got';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.js';
+import { scanKeys } from '../../src/lib/redis.js';
 import {
   apiClient,
   benchPool,
   benchDatabase,
   CpuSampler,
   percentile,
-  processStat,
+  redisServerPid,
   runBench,
   startProcfile,
   stopServer,
@@ -566,25 +567,12 @@ function printCpu(cpu: Awaited<ReturnType<CpuSampler['stop']>>, processes: Procf
   );
 }
 
-async function clearRedisPrefix(redis: Redis): Promise<void> {
-  let cursor = '0';
-  do {
-    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}:*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = nextCursor;
-  } while (cursor !== '0');
-}
-
-/** The redis-server's pid when it runs on this machine (INFO server), else null. */
-async function redisServerPid(redis: Redis): Promise<number | null> {
-  const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-  return pid && processStat(pid) ? pid : null;
-}
-
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  await clearRedisPrefix(redis);
+  // What an earlier run left under the bench's prefix.
+  const left = await scanKeys(redis, `${REDIS_PREFIX}:*`);
+  if (left.length) await redis.del(...left);
   const redisPid = await redisServerPid(redis);
   const receiver = new Receiver();
   const client = benchPool(databaseUrl);
