@@ -4,6 +4,7 @@ import { payerOf } from '../billing/charges.js';
 import { Contact } from '../contacts/contact.entity.js';
 import { listPage, type Page, type PageParams } from '../http/pagination.js';
 import { db } from '../lib/db.js';
+import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
 import { formatMoney } from '../lib/money.js';
 import { PhoneNumber } from '../numbers/phone-number.entity.js';
@@ -82,6 +83,15 @@ export function presentCall(c: CallRow) {
 export class CallsService {
   constructor(private readonly engine: CallEngine) {}
 
+  /**
+   * Hands a committed call to the engine (Redis). The call exists once committed, so the answer
+   * is the call even when this fails (Redis away): an error would make the client place it again.
+   * The engine's sweeper takes up, from Postgres, every call not handed over.
+   */
+  private async handOff(callId: string, work: () => Promise<void>): Promise<void> {
+    await work().catch((err) => logger.warn({ err, callId }, 'calls: not handed to the engine now; its sweeper takes it up'));
+  }
+
   /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. */
   async create(actor: Actor, input: CreateCallInput) {
     const result = await placeOutboundCall(db.manager, {
@@ -98,7 +108,7 @@ export class CallsService {
       throw new InsufficientBalanceError();
     }
     const { call, currency } = result;
-    await this.engine.submitOutbound(call.orgId, [call]);
+    await this.handOff(call.id, () => this.engine.submitOutbound(call.orgId, [call]));
     return presentCall({
       id: call.id,
       org_id: call.orgId,
@@ -160,7 +170,7 @@ export class CallsService {
         simulate: input.simulate,
       });
     });
-    await this.engine.jobs.dial(call.id);
+    await this.handOff(call.id, () => this.engine.jobs.dial(call.id));
     const [row] = await db.query(`SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = $1`, [call.id]);
     return { call: presentCall(row) };
   }

@@ -1,8 +1,11 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
+import { createApp } from '../../src/app.js';
 import { db } from '../../src/lib/db.js';
+import { createRedis } from '../../src/lib/redis.js';
 import { app, bearer, expectError, operator } from '../helpers/api.js';
+import { unreachableRedis } from '../helpers/redis.js';
 import { balanceOf, eventsOf, placeCall, uniquePhone, voiceOrg, waitForCalls, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
 
 describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
@@ -20,6 +23,29 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
       expect(call).to.include({ status: 'queued', direction: 'outbound', agent_id: org.agentId, contact_id: org.contactIds[0], campaign_id: null });
       expect(call.id).to.match(/^call_/);
       await waitForCalls(org, [call.id]);
+    });
+
+    it('Redis away as the call is committed: 201 with the call queued (not a 500 a client would retry into a second call), and the sweeper brings it through', async function () {
+      this.timeout(60_000);
+      const deadRedis = createRedis('command', unreachableRedis().target);
+      deadRedis.on('error', () => undefined);
+      const lonely = createApp({ redis: deadRedis });
+      try {
+        const res = await request(lonely.app)
+          .post('/v1/calls')
+          .set('Authorization', bearer(org.key))
+          .send({ agent_id: org.agentId, contact_id: org.contactIds[0], simulate: { duration_seconds: 1 } });
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        expect(res.body).to.include({ status: 'queued' });
+        const rows = await db.query('SELECT count(*)::int AS n FROM calls WHERE org_id = $1 AND id = $2', [org.id, res.body.id]);
+        expect(rows[0].n, 'exactly the one call').to.equal(1);
+        // Never handed to the engine: the calls worker's sweeper admits it from Postgres.
+        const [call] = await waitForCalls(org, [res.body.id], 45_000);
+        expect(call.status).to.equal('completed');
+      } finally {
+        await lonely.close();
+        deadRedis.disconnect();
+      }
     });
 
     it('an answered call: queued, ringing, in_progress, completed with sequence 1–4 and every SPEC.md §6.1 field', async () => {
