@@ -2,14 +2,11 @@ import express, { type Express } from 'express';
 import { adminRoutes } from './admin/admin.routes.js';
 import { requireOperator } from './admin/operator-auth.js';
 import { apiKeyRoutes } from './auth/api-keys.routes.js';
-import { ApiKeysService } from './auth/api-keys.service.js';
 import { CredentialStore } from './auth/credential-store.js';
 import { sessionRoutes } from './auth/sessions.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { callRoutes } from './calls/calls.routes.js';
 import { campaignRoutes } from './campaigns/campaigns.routes.js';
-import { CampaignsService } from './campaigns/campaigns.service.js';
-import { createCallsRuntime } from './calls/calls.runtime.js';
 import { config } from './config.js';
 import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
@@ -20,19 +17,10 @@ import { requestLog } from './http/request-log.js';
 import { IdempotentRequests } from './idempotency/idempotent.js';
 import { refuseUnreadableInput } from './http/input-guard.js';
 import type { RouteDoc } from './http/route-doc.js';
-import { IdempotencyService } from './idempotency/idempotency.service.js';
-import { db } from './lib/db.js';
-import type { RedisClient } from './lib/redis.js';
-import { OrgsService } from './orgs/orgs.service.js';
 import { inviteRoutes } from './orgs/invites.routes.js';
-import { createQueue, QUEUES, type QueueName } from './lib/queues.js';
 import { metricsRoute, queueDashboard } from './admin/ops.routes.js';
 import { webhookDeliveryRoutes } from './webhooks/webhook-deliveries.routes.js';
-import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
-import { WebhookJobs } from './webhooks/webhook.jobs.js';
-import { TenantJobs } from './tenants/tenants.jobs.js';
 import { tenantRoutes } from './tenants/tenants.routes.js';
-import { TenantsService } from './tenants/tenants.service.js';
 import { usageRoutes } from './usage/usage.routes.js';
 import { agentRoutes } from './agents/agents.routes.js';
 import { bookingPageRoutes, publicBookingPageRoutes } from './booking/booking-page.routes.js';
@@ -42,13 +30,14 @@ import { carrierRoutes } from './calls/carrier.routes.js';
 import { contactRoutes } from './contacts/contacts.routes.js';
 import { messageRoutes } from './messaging/messages.routes.js';
 import { smsSenderRoutes } from './messaging/sms-sender.routes.js';
+import type { Runtime } from './runtime.js';
 import { phoneNumberRoutes } from './numbers/phone-numbers.routes.js';
 import { organizationRoutes } from './orgs/organization.routes.js';
 import { webhookEndpointRoutes } from './webhooks/webhook-endpoints.routes.js';
 
 export interface AppDeps {
-  /** A `command` connection (fails fast while Redis is away). */
-  redis: RedisClient;
+  /** The process's runtime (see `createRuntime`), over a `command` Redis connection (fails fast while Redis is away). */
+  runtime: Runtime;
   operatorToken?: string | null;
   /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
   trustProxy?: boolean | number;
@@ -58,7 +47,7 @@ export interface AppDeps {
 
 export interface RinglaneApp {
   app: Express;
-  /** Flushes batched writes; call after the HTTP server stopped accepting requests. */
+  /** Flushes batched writes; call after the HTTP server stopped accepting requests, before closing the runtime. */
   close(): Promise<void>;
   credentials: CredentialStore;
   /** Every route with its schemas (paths as mounted): the OpenAPI document is built from them. */
@@ -69,12 +58,12 @@ const mounted = (prefix: string, routes: RouteDoc[]): RouteDoc[] => routes.map((
 
 /** The Express application (no listen: see server.ts). */
 export function createApp(deps: AppDeps): RinglaneApp {
-  const credentials = new CredentialStore(db, deps.redis);
-  const idempotent = new IdempotentRequests(new IdempotencyService(db));
-  const orgs = new OrgsService(deps.redis);
-  const callsRuntime = createCallsRuntime(deps.redis);
-  // A producer for every queue: jobs, the dashboard and the queue-depth metrics.
-  const queues = new Map(Object.keys(QUEUES).map((name) => [name, createQueue(name as QueueName, deps.redis)]));
+  const { runtime } = deps;
+  const { db, redis, services } = runtime;
+  const credentials = new CredentialStore(db, redis);
+  const idempotent = new IdempotentRequests(services.idempotency);
+  // Every queue: the dashboard and the queue-depth metrics.
+  const queues = Object.values(runtime.queues).map((q) => q.queue);
   const operatorToken = deps.operatorToken === undefined ? config.operatorToken : deps.operatorToken;
 
   const app = express();
@@ -87,15 +76,15 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.use(requestLog());
   app.use(express.json({ limit: '1mb' }));
   app.use(refuseUnreadableInput);
-  app.use(healthRoutes(db, deps.redis));
+  app.use(healthRoutes(db, redis));
 
-  app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard([...queues.values()]));
-  app.use('/metrics', requireOperator(operatorToken), metricsRoute(deps.redis, queues));
-  const admin = adminRoutes(orgs, callsRuntime.calls, idempotent);
+  app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard(queues));
+  app.use('/metrics', requireOperator(operatorToken), metricsRoute(redis, new Map(queues.map((q) => [q.name, q]))));
+  const admin = adminRoutes(services.orgs, services.calls, idempotent);
   app.use('/admin/v1', requireOperator(operatorToken), admin.router);
 
   const api = new ApiRouter(idempotent);
-  apiKeyRoutes(api, new ApiKeysService(deps.redis));
+  apiKeyRoutes(api, services.apiKeys);
   billingRoutes(api);
   inviteRoutes(api);
   organizationRoutes(api);
@@ -108,26 +97,23 @@ export function createApp(deps: AppDeps): RinglaneApp {
   smsSenderRoutes(api);
   messageRoutes(api);
   bookingPageRoutes(api);
-  callRoutes(api, callsRuntime.calls);
-  campaignRoutes(api, new CampaignsService(callsRuntime.engine.jobs));
-  tenantRoutes(api, new TenantsService(deps.redis, new TenantJobs(queues.get('tenants')!)));
+  callRoutes(api, services.calls);
+  campaignRoutes(api, services.campaigns);
+  tenantRoutes(api, services.tenants);
   usageRoutes(api);
   webhookEndpointRoutes(api);
-  webhookDeliveryRoutes(api, new WebhookDeliveriesService(db, new WebhookJobs(queues.get('webhooks')!)));
+  webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes();
   app.use(bookingPage.router);
-  const sessions = sessionRoutes(deps.redis);
+  const sessions = sessionRoutes(redis);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
   app.get('/v1/openapi.json', openApiRoute(routes));
   app.use('/v1', sessions.router, authenticate(credentials), api.router);
 
   app.use(notFound);
   app.use(errorHandler);
-  const close = async () => {
-    await credentials.close();
-    await callsRuntime.close();
-    for (const queue of queues.values()) await queue.close();
-  };
+  // The runtime is the caller's: it closes it.
+  const close = () => credentials.close();
   return { app, credentials, routes, close };
 }

@@ -6,6 +6,7 @@ import { lowerCpuPriority } from './lib/cpu-priority.js';
 import { db } from './lib/db.js';
 import { logger } from './lib/logger.js';
 import { createRedis } from './lib/redis.js';
+import { createRuntime } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
 
 /** The `web` process: the HTTP API. */
@@ -13,7 +14,8 @@ async function main(): Promise<void> {
   lowerCpuPriority(config.intakeNice);
   await db.initialize();
   const redis = createRedis('command');
-  const { app, close } = createApp({ redis });
+  const runtime = createRuntime({ db, redis });
+  const { app, close } = createApp({ runtime });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   // A port already taken fails the start with a log line (unheard, the 'error' event crashed
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
     await closed;
     clearInterval(reaper);
     await close();
+    await runtime.close();
     await db.destroy();
     redis.disconnect();
   });

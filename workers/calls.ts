@@ -1,29 +1,19 @@
-import { createCallsRuntime } from '../src/calls/calls.runtime.js';
-import { registerCampaignHooks } from '../src/campaigns/campaign-runner.js';
 import { config } from '../src/config.js';
 import { lowerCpuPriority } from '../src/lib/cpu-priority.js';
 import { logger } from '../src/lib/logger.js';
-import { createRedis } from '../src/lib/redis.js';
 import { callsProcessors } from './processors/calls.processor.js';
 import { runWorker } from './run-worker.js';
 
 /** The `calls` worker process: the call engine on the simulated carrier, and campaigns. */
 lowerCpuPriority(config.intakeNice);
-const redis = createRedis('blocking');
-const runtime = createCallsRuntime(redis);
-registerCampaignHooks(runtime.engine);
 
 runWorker({
   queue: 'calls',
-  processors: callsProcessors(runtime),
+  processors: callsProcessors,
   concurrency: config.callsWorkerConcurrency,
   // A job of a killed worker is taken over by another after its lock lapses.
   options: { lockDuration: 10_000, stalledInterval: 5_000 },
   schedules: [{ id: 'sweep', every: 5_000 }],
-  onStop: async () => {
-    await runtime.close();
-    redis.disconnect();
-  },
 }).catch((err) => {
   logger.fatal({ err }, 'the calls worker could not start');
   process.exit(1);

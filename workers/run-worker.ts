@@ -1,21 +1,32 @@
-import { Worker, type Job, type WorkerOptions } from 'bullmq';
+import { Worker, type WorkerOptions } from 'bullmq';
 import { db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
-import { createQueue, queuePrefix, QUEUES, type JobName, type QueueName } from '../src/lib/queues.js';
-import { createRedis, isReportedRedisError, onReady } from '../src/lib/redis.js';
+import { createQueue, queuePrefix, QUEUES, type JobName, type JobOf, type QueueName } from '../src/lib/queues.js';
+import { createRedis, isReportedRedisError, onReady, type ConnectionKind } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
+import { createRuntime, type Runtime } from '../src/runtime.js';
 
-/** What a job of each name does. Processors throw to have BullMQ retry; they never swallow errors. */
-export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: Job, token?: string) => Promise<unknown> };
+/**
+ * What a job of each name does, typed by the job table (src/lib/queues.ts): a processor reads
+ * only what its producer sends. Processors throw to have BullMQ retry (a permanent failure throws
+ * BullMQ's `UnrecoverableError`, which is not retried); they never swallow errors.
+ */
+export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: JobOf<Q, N>, token?: string) => Promise<unknown> };
 
 /** A job scheduler of the worker's queue: a job `name` (default: the id) every `every` ms. */
 export type Schedule<Q extends QueueName> = { id: JobName<Q>; every: number } | { id: string; every: number; name: JobName<Q> };
 
 export interface WorkerSpec<Q extends QueueName> {
   queue: Q;
-  processors: Processors<Q>;
+  /** The processors, built from the process's runtime. */
+  processors: (runtime: Runtime) => Processors<Q>;
   concurrency: number;
   options?: Partial<WorkerOptions>;
+  /**
+   * The runtime's Redis connection for commands and producers: `blocking` (the default) waits
+   * for Redis while it is away; `command` fails fast (a process whose work needs no Redis).
+   */
+  redis?: ConnectionKind;
   /**
    * The queue's job schedulers. They live in Redis, and a Redis that comes back empty
    * (restarted without persistence, failed over) has lost them: the runner upserts them at
@@ -23,17 +34,21 @@ export interface WorkerSpec<Q extends QueueName> {
    */
   schedules?: Schedule<Q>[];
   /** Runs once the worker is up. */
-  onStart?: () => Promise<void>;
+  onStart?: (runtime: Runtime) => Promise<void>;
   /** Runs after the worker closed (e.g. closing connections the processors opened). */
-  onStop?: () => Promise<void>;
+  onStop?: (runtime: Runtime) => Promise<void>;
 }
 
 /**
- * Starts one worker process: a database connection, a BullMQ worker over a blocking Redis
- * connection, its job schedulers, and a shutdown that lets in-flight jobs finish on SIGTERM.
+ * Starts one worker process: its runtime (a database connection and a Redis connection, see
+ * `createRuntime`), a BullMQ worker over a blocking Redis connection of its own, its job
+ * schedulers, and a shutdown that lets in-flight jobs finish on SIGTERM.
  */
 export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promise<void> {
-  const handled = Object.keys(spec.processors).sort();
+  const redis = createRedis(spec.redis ?? 'blocking');
+  const runtime = createRuntime({ db, redis });
+  const processors = spec.processors(runtime);
+  const handled = Object.keys(processors).sort();
   const declared = [...QUEUES[spec.queue]].sort();
   if (JSON.stringify(handled) !== JSON.stringify(declared)) {
     throw new Error(`queue ${spec.queue}: job names ${declared.join(', ')} but processors for ${handled.join(', ')}`);
@@ -43,7 +58,7 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   const worker = new Worker(
     spec.queue,
     async (job, token) => {
-      const process = spec.processors[job.name as JobName<Q>];
+      const process = processors[job.name as JobName<Q>] as ((job: unknown, token?: string) => Promise<unknown>) | undefined;
       if (!process) throw new Error(`no processor for job ${job.name}`);
       return process(job, token);
     },
@@ -53,7 +68,7 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   worker.on('error', (err) => {
     if (!isReportedRedisError(err)) logger.error({ err }, `${spec.queue} worker error`);
   });
-  const queue = createQueue(spec.queue, connection);
+  const { queue } = createQueue(spec.queue, connection);
   const scheduled = new Set<string>((spec.schedules ?? []).map((s) => s.id));
   // The worker owns its queue's schedulers: it upserts the ones it declares and removes any other
   // (one a previous version declared would go on making jobs no processor handles, forever).
@@ -68,10 +83,12 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   onShutdown(`${spec.queue} worker`, async () => {
     closing = true;
     await worker.close();
-    await spec.onStop?.();
+    await spec.onStop?.(runtime);
     await queue.close();
+    await runtime.close();
     await db.destroy();
     connection.disconnect();
+    redis.disconnect();
   });
   // Every reconnection may be to a Redis that lost everything (on a cluster: every master
   // reached again, see onReady). Upserting is idempotent, so doing it after a mere network blip
@@ -82,6 +99,6 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   }
   onReady(connection, reschedule);
   await schedule();
-  await spec.onStart?.();
+  await spec.onStart?.(runtime);
   logger.info({ queue: spec.queue, concurrency: spec.concurrency }, 'worker started');
 }

@@ -1,5 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import { pageOf, type PageParams } from '../http/pagination.js';
+import { pageOf } from '../http/pagination.js';
+import { type PageParams } from '../lib/pagination.js';
 import type { Capability } from './capabilities.js';
 import { apiKeySchema, createApiKeySchema, keyIdParams, listApiKeysQuery, newApiKeySchema } from './api-keys.schemas.js';
 import type { ApiKeysService } from './api-keys.service.js';

@@ -5,7 +5,8 @@ import { newId } from '../lib/ids.js';
 import { logger } from '../lib/logger.js';
 import { reserve } from '../lib/rate-limit.js';
 import { needRedis, type RedisClient } from '../lib/redis.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { Member } from '../orgs/member.entity.js';
 import type { Actor } from './actor.js';
 import { ApiKey } from './api-key.entity.js';
@@ -89,8 +90,7 @@ export class ApiKeysService {
   }
 
   list(actor: Actor, page: PageParams): Promise<Page<ApiKeyView>> {
-    const query = { select: KEY_COLUMNS, from: 'api_keys', where: 'org_id = $1 AND revoked_at IS NULL', params: [actor.org.id] };
-    return listPage(db.manager, query, page, presentApiKey);
+    return listPage(db, { select: KEY_COLUMNS, from: 'api_keys', where: where('org_id = ? AND revoked_at IS NULL', actor.org.id) }, page, presentApiKey);
   }
 
   /** Revokes a key of the caller's organization; every API process refuses it from the next request. */

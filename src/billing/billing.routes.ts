@@ -1,5 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import { pageOf, pageOfItems, type PageParams } from '../http/pagination.js';
+import { pageOf } from '../http/pagination.js';
+import { pageOfItems, type PageParams } from '../lib/pagination.js';
 import { db } from '../lib/db.js';
 import { addOnSchema, balanceSchema, billingListQuery, paymentSchema, planSchema, receiptSchema, referralsSchema } from './billing.schemas.js';
 import { listAddOns, listPlans } from './catalog.js';

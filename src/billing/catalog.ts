@@ -1,5 +1,5 @@
 import type { Actor } from '../auth/actor.js';
-import { pageOfItems, type Page, type PageParams } from '../http/pagination.js';
+import { pageOfItems, type Page, type PageParams } from '../lib/pagination.js';
 import { db } from '../lib/db.js';
 import { formatMoney } from '../lib/money.js';
 import { loadOrganization } from '../orgs/organization.service.js';

@@ -1,5 +1,6 @@
 import type { Actor } from '../auth/actor.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { db } from '../lib/db.js';
 import { formatMoney } from '../lib/money.js';
 import { loadOrganization } from '../orgs/organization.service.js';
@@ -22,10 +23,9 @@ async function listCredits<V>(orgId: string, page: PageParams, present: (row: Cr
   const query = {
     select: 'id, amount_micros, description, created_at',
     from: 'ledger_entries',
-    where: "org_id = $1 AND kind = 'adjustment' AND amount_micros > 0",
-    params: [orgId],
+    where: where("org_id = ? AND kind = 'adjustment' AND amount_micros > 0", orgId),
   };
-  return listPage<CreditRow, V>(db.manager, query, page, (row) => present(row, currency));
+  return listPage<CreditRow, V>(db, query, page, (row) => present(row, currency));
 }
 
 export interface PaymentView {

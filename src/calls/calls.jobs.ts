@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Queue } from 'bullmq';
+import type { JobQueue } from '../lib/queues.js';
 import { redisKey, type RedisClient } from '../lib/redis.js';
 import type { CarrierReport, ScheduledReport } from './carrier.js';
 
@@ -26,7 +26,7 @@ const DISPATCH_PENDING_SECONDS = 30;
 /** Typed producers of the `calls` queue. Payloads are ids and plain JSON only. */
 export class CallJobs {
   constructor(
-    readonly queue: Queue,
+    readonly queue: JobQueue<'calls'>,
     private readonly redis: RedisClient,
   ) {}
 
@@ -41,11 +41,11 @@ export class CallJobs {
    */
   async dispatch(orgId: string, delayMs = 0): Promise<void> {
     if (delayMs > 0) {
-      await this.queue.add('dispatch', { orgId } satisfies DispatchJob, { delay: delayMs });
+      await this.queue.add('dispatch', { orgId }, { delay: delayMs });
       return;
     }
     if (await this.redis.set(this.pendingKey(orgId), '1', 'EX', DISPATCH_PENDING_SECONDS, 'NX')) {
-      await this.queue.add('dispatch', { orgId } satisfies DispatchJob);
+      await this.queue.add('dispatch', { orgId });
     }
   }
 
@@ -56,7 +56,7 @@ export class CallJobs {
 
   /** Dial a call that needs no admission (inbound). */
   async dial(callId: string): Promise<void> {
-    await this.queue.add('dial', { callId } satisfies DialJob, { jobId: `dial-${callId}` });
+    await this.queue.add('dial', { callId }, { jobId: `dial-${callId}` });
   }
 
   /**
@@ -86,6 +86,6 @@ export class CallJobs {
   }
 
   async campaignTick(campaignId: string, delayMs = 0): Promise<void> {
-    await this.queue.add('campaign-tick', { campaignId } satisfies CampaignTickJob, { delay: Math.max(0, delayMs) });
+    await this.queue.add('campaign-tick', { campaignId }, { delay: Math.max(0, delayMs) });
   }
 }

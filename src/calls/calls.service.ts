@@ -2,11 +2,12 @@ import type { EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { payerOf } from '../billing/charges.js';
 import { Contact } from '../contacts/contact.entity.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
 import { formatMoney } from '../lib/money.js';
+import { where } from '../lib/sql.js';
 import { PhoneNumber } from '../numbers/phone-number.entity.js';
 import { Organization } from '../orgs/organization.entity.js';
 import type { Direction, SimulateScript } from './call.entity.js';
@@ -131,14 +132,8 @@ export class CallsService {
   }
 
   list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
-    const params: unknown[] = [actor.org.id];
-    let where = 'c.org_id = $1';
-    for (const [column, value] of [['status', query.status], ['direction', query.direction], ['campaign_id', query.campaign_id]] as const) {
-      if (value === undefined) continue;
-      params.push(value);
-      where += ` AND c.${column} = $${params.length}`;
-    }
-    return listPage(db.manager, { select: CALL_COLUMNS, from: 'calls c', where, params }, query, presentCall);
+    const filters = where('c.org_id = ?', actor.org.id).matching(query, { status: 'c.status', direction: 'c.direction', campaign_id: 'c.campaign_id' });
+    return listPage(db, { select: CALL_COLUMNS, from: 'calls c', where: filters }, query, presentCall);
   }
 
   async get(actor: Actor, id: string) {

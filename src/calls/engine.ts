@@ -34,16 +34,12 @@ export interface EndRequest {
  * twice (a worker killed mid-job) changes nothing the second time and charges nothing twice.
  */
 export class CallEngine {
-  private readonly hooks: CallEndHooks[] = [];
-
   constructor(
     readonly limits: CallLimits,
     readonly jobs: CallJobs,
+    /** What other domains do when calls end; given at construction, so no path that ends a call can skip them. */
+    private readonly hooks: readonly CallEndHooks[],
   ) {}
-
-  onCallEnd(hooks: CallEndHooks): void {
-    this.hooks.push(hooks);
-  }
 
   /** Outbound calls just committed as `queued`: queue them for admission. */
   async submitOutbound(orgId: string, calls: Array<{ id: string; createdAt: Date }>): Promise<void> {

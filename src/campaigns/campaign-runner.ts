@@ -1,7 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { orgWithLimits } from '../calls/call-limits.js';
 import { placeOutboundCall, type EndedCall, type QueuedCall } from '../calls/call-store.js';
-import type { CallEngine } from '../calls/engine.js';
+import type { CallJobs } from '../calls/calls.jobs.js';
+import type { CallEndHooks, CallEngine } from '../calls/engine.js';
 import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
 import { withinCallingWindow } from './calling-hours.js';
@@ -99,12 +100,12 @@ async function recordCampaignCallEnd(em: EntityManager, call: EndedCall, campaig
 }
 
 /** Campaign calls report their end to the campaign, which then dials on. */
-export function registerCampaignHooks(engine: CallEngine): void {
-  engine.onCallEnd({
+export function campaignCallEndHooks(jobs: CallJobs): CallEndHooks {
+  return {
     during: recordCampaignCallEnds,
     after: async (ended) => {
       const campaigns = new Set(ended.map((c) => c.campaignId).filter((id) => id !== null));
-      for (const id of campaigns) await engine.jobs.campaignTick(id);
+      for (const id of campaigns) await jobs.campaignTick(id);
     },
-  });
+  };
 }

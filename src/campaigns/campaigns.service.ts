@@ -2,7 +2,8 @@ import type { EntityManager } from 'typeorm';
 import { Agent } from '../agents/agent.entity.js';
 import type { Actor } from '../auth/actor.js';
 import type { CallJobs } from '../calls/calls.jobs.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { db } from '../lib/db.js';
 import { ConflictError, NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -96,13 +97,8 @@ export class CampaignsService {
   }
 
   list(actor: Actor, query: PageParams & { state?: string }): Promise<Page<ReturnType<typeof present>>> {
-    const params: unknown[] = [actor.org.id];
-    let where = 'k.org_id = $1';
-    if (query.state) {
-      params.push(query.state);
-      where += ' AND k.state = $2';
-    }
-    return listPage(db.manager, { select: COLUMNS, from: 'campaigns k', where, params }, query, present);
+    const filters = where('k.org_id = ?', actor.org.id).equal('k.state', query.state);
+    return listPage(db, { select: COLUMNS, from: 'campaigns k', where: filters }, query, present);
   }
 
   async get(actor: Actor, id: string, em: EntityManager = db.manager) {

@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { pageQuery, type PageParams } from '../http/pagination.js';
+import { pageQuery } from '../http/pagination.js';
+import { type PageParams } from '../lib/pagination.js';
 import { e164, isoTime, responseSchema } from '../http/schemas.js';
 
 export interface ContactInput {

@@ -2,7 +2,8 @@ import type Joi from 'joi';
 import type { Actor } from '../auth/actor.js';
 import type { Capability } from '../auth/capabilities.js';
 import type { ApiRouter } from './endpoint.js';
-import { pageOf, type Page, type PageParams } from './pagination.js';
+import type { Page, PageParams } from '../lib/pagination.js';
+import { pageOf } from './pagination.js';
 import type { RouteErrors } from './route-doc.js';
 import { idParams } from './schemas.js';
 

@@ -1,57 +1,11 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import pg from 'pg';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager, type EntitySchema } from 'typeorm';
+import { entities } from '../entities.js';
 import { config } from '../config.js';
 import { logger } from './logger.js';
-import { Organization } from '../orgs/organization.entity.js';
-import { Member } from '../orgs/member.entity.js';
-import { Invite } from '../orgs/invite.entity.js';
-import { ApiKey } from '../auth/api-key.entity.js';
-import { Session } from '../auth/session.entity.js';
-import { LedgerEntry } from '../billing/ledger-entry.entity.js';
-import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
 import { migrations } from '../migrations/index.js';
-import { Agent } from '../agents/agent.entity.js';
-import { PhoneNumber } from '../numbers/phone-number.entity.js';
-import { Contact } from '../contacts/contact.entity.js';
-import { Location } from '../booking/location.entity.js';
-import { Service } from '../booking/service.entity.js';
-import { Campaign } from '../campaigns/campaign.entity.js';
-import { CampaignContact } from '../campaigns/campaign-contact.entity.js';
-import { Call } from '../calls/call.entity.js';
-import { CallEvent } from '../calls/call-event.entity.js';
-import { Message } from '../messaging/message.entity.js';
-import { UsageBucket } from '../usage/usage-bucket.entity.js';
-import { WebhookEndpoint } from '../webhooks/webhook-endpoint.entity.js';
-import { WebhookDelivery } from '../webhooks/webhook-delivery.entity.js';
-import { DeliveryAttempt } from '../webhooks/delivery-attempt.entity.js';
-import { UsageWatermark } from '../usage/usage-watermark.entity.js';
-
-export const entities = [
-  Organization,
-  Member,
-  ApiKey,
-  Session,
-  LedgerEntry,
-  IdempotencyRecord,
-  Agent,
-  PhoneNumber,
-  Contact,
-  Location,
-  Service,
-  Campaign,
-  CampaignContact,
-  Call,
-  CallEvent,
-  Message,
-  UsageBucket,
-  UsageWatermark,
-  WebhookEndpoint,
-  WebhookDelivery,
-  DeliveryAttempt,
-  Invite,
-];
 
 /**
  * How this process's connections appear in pg_stat_activity: `ringlane <entry file> <pid>`
@@ -59,8 +13,8 @@ export const entities = [
  */
 export const applicationName = `ringlane ${path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '')} ${process.pid}`;
 
-/** Builds a DataSource; the schema always comes from migrations, never `synchronize`. */
-export function createDataSource(url = config.databaseUrl): DataSource {
+/** Builds a DataSource mapping `entities`; the schema always comes from migrations, never `synchronize`. */
+export function createDataSource(url: string, entities: Array<Function | EntitySchema> = []): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -88,7 +42,7 @@ export function createPool(max: number, url = config.databaseUrl): pg.Pool {
 }
 
 /** The process's one DataSource. */
-export const db = createDataSource();
+export const db = createDataSource(config.databaseUrl, entities);
 
 /** Runs `work` in one transaction: either every row it writes is committed, or none. */
 export function inTransaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {

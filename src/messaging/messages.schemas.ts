@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { amount, isoTime, responseSchema } from '../http/schemas.js';
-import { pageQuery, type PageParams } from '../http/pagination.js';
+import { pageQuery } from '../http/pagination.js';
+import { type PageParams } from '../lib/pagination.js';
 
 export type MessagesQuery = PageParams & { call_id?: string };
 

@@ -1,8 +1,8 @@
 import type { Actor } from '../auth/actor.js';
 import { db } from '../lib/db.js';
-import { listPage, type Page } from '../http/pagination.js';
+import { listPage, type Page } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { formatMoney } from '../lib/money.js';
-import { orgScope } from '../orgs/org-resource-table.js';
 import type { MessagesQuery } from './messages.schemas.js';
 
 export interface MessageView {
@@ -45,6 +45,6 @@ const MESSAGE_COLUMNS = `id, call_id, from_number, to_number, body, charge_micro
 
 /** `GET /v1/messages`: the texts the acting organization's agents sent, newest first. */
 export function listMessages(actor: Actor, query: MessagesQuery): Promise<Page<MessageView>> {
-  const scope = orgScope(actor.org.id, query, ['call_id']);
-  return listPage(db.manager, { select: MESSAGE_COLUMNS, from: 'messages', ...scope }, query, presentMessage);
+  const filters = where('org_id = ?', actor.org.id).equal('call_id', query.call_id);
+  return listPage(db, { select: MESSAGE_COLUMNS, from: 'messages', where: filters }, query, presentMessage);
 }

@@ -3,7 +3,7 @@ import type { Actor } from '../auth/actor.js';
 import { agentsService } from '../agents/agents.service.js';
 import type { CarrierAdapter } from '../calls/carrier.js';
 import { carrierFor } from '../calls/simulator.js';
-import type { PageParams } from '../http/pagination.js';
+import type { PageParams } from '../lib/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
 import { db } from '../lib/db.js';
 import { ConflictError, NotFoundError } from '../lib/errors.js';

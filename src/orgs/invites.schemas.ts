@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import { isoTime, responseSchema } from '../http/schemas.js';
 import { CAPABILITIES, type Capability } from '../auth/capabilities.js';
-import { pageQuery, type PageParams } from '../http/pagination.js';
+import { pageQuery } from '../http/pagination.js';
+import { type PageParams } from '../lib/pagination.js';
 
 export interface InviteInput {
   email: string;

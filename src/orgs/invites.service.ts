@@ -1,10 +1,10 @@
 import type { Actor } from '../auth/actor.js';
 import { intersect, type Capability } from '../auth/capabilities.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { db } from '../lib/db.js';
 import { ConflictError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { orgScope } from './org-resource-table.js';
 import type { InviteInput } from './invites.schemas.js';
 
 /** How long an invite stays pending. */
@@ -63,5 +63,5 @@ export async function createInvite(actor: Actor, input: InviteInput): Promise<In
 
 /** `GET /v1/invites`: the acting organization's invites, newest first, expired ones included. */
 export function listInvites(actor: Actor, page: PageParams): Promise<Page<InviteView>> {
-  return listPage(db.manager, { select: INVITE_COLUMNS, from: 'invites', ...orgScope(actor.org.id, page) }, page, presentInvite);
+  return listPage(db, { select: INVITE_COLUMNS, from: 'invites', where: where('org_id = ?', actor.org.id) }, page, presentInvite);
 }

@@ -1,6 +1,7 @@
 import type { EntityManager, EntityTarget, QueryDeepPartialEntity } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import type { ResourceService } from '../http/resource-routes.js';
 import { db, pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
 import { NotFoundError, type AppError } from '../lib/errors.js';
@@ -44,22 +45,6 @@ function violatedConstraint(err: unknown): string | undefined {
 }
 
 /**
- * The condition of a list of the organization's rows: `org_id`, and equality on each of
- * `filters` (column names, from code) that `query` carries.
- */
-export function orgScope(orgId: string, query: object, filters: readonly string[] = []): { where: string; params: unknown[] } {
-  const params: unknown[] = [orgId];
-  let where = 'org_id = $1';
-  for (const filter of filters) {
-    const value = (query as Record<string, unknown>)[filter];
-    if (value === undefined) continue;
-    params.push(value);
-    where += ` AND ${filter} = $${params.length}`;
-  }
-  return { where, params };
-}
-
-/**
  * The rows of one table of organization-owned resources, always scoped by the acting
  * organization: another organization's id is exactly as unknown as an id that never existed.
  * Serves the standard routes directly (see `resourceRoutes`); services with more rules
@@ -75,8 +60,9 @@ export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C ex
   }
 
   list(actor: Actor, query: Q): Promise<Page<V>> {
-    const scope = orgScope(actor.org.id, query, this.spec.filters);
-    return listPage(db.manager, { select: this.spec.columns, from: this.spec.table, ...scope }, query, this.spec.present);
+    const filters = where('org_id = ?', actor.org.id);
+    for (const filter of this.spec.filters ?? []) filters.equal(filter, (query as Record<string, unknown>)[filter]);
+    return listPage(db, { select: this.spec.columns, from: this.spec.table, where: filters }, query, this.spec.present);
   }
 
   async read(actor: Actor, id: string): Promise<V> {

@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { JobQueue } from '../lib/queues.js';
 
 export interface ApplyStateJob {
   tenantId: string;
@@ -6,10 +6,10 @@ export interface ApplyStateJob {
 
 /** Typed producers of the `tenants` queue. */
 export class TenantJobs {
-  constructor(readonly queue: Queue) {}
+  constructor(readonly queue: JobQueue<'tenants'>) {}
 
   /** Run a tenant's disable side effects (idempotent; re-run by the sweeper if lost). */
   async applyState(tenantId: string): Promise<void> {
-    await this.queue.add('apply-state', { tenantId } satisfies ApplyStateJob);
+    await this.queue.add('apply-state', { tenantId });
   }
 }

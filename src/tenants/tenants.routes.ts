@@ -1,5 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import { pageOf, type PageParams } from '../http/pagination.js';
+import { pageOf } from '../http/pagination.js';
+import { type PageParams } from '../lib/pagination.js';
 import {
   createTenantSchema,
   limitsSchema,

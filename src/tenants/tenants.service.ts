@@ -5,7 +5,8 @@ import { orgWithLimits, presentLimits } from '../calls/call-limits.js';
 import { bumpAuthEpoch } from '../auth/credential-store.js';
 import { Location } from '../booking/location.entity.js';
 import { Service } from '../booking/service.entity.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { db } from '../lib/db.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -107,13 +108,8 @@ export class TenantsService {
   }
 
   list(actor: Actor, query: PageParams & { external_ref?: string }): Promise<Page<ReturnType<typeof presentTenant>>> {
-    const params: unknown[] = [actor.org.id];
-    let where = 'parent_id = $1';
-    if (query.external_ref) {
-      params.push(query.external_ref);
-      where += ' AND external_ref = $2';
-    }
-    return listPage(db.manager, { select: TENANT_COLUMNS, from: 'organizations', where, params }, query, presentTenant);
+    const filters = where('parent_id = ?', actor.org.id).equal('external_ref', query.external_ref);
+    return listPage(db, { select: TENANT_COLUMNS, from: 'organizations', where: filters }, query, presentTenant);
   }
 
   async get(actor: Actor, id: string) {

@@ -1,5 +1,6 @@
 import type { ApiRouter } from '../http/endpoint.js';
-import { pageOf, type PageParams } from '../http/pagination.js';
+import { pageOf } from '../http/pagination.js';
+import { type PageParams } from '../lib/pagination.js';
 import { deliveryIdParams, deliverySchema, endpointIdParams, listDeliveriesQuery, recoverSchema, recoverySchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
 import type { WebhookDeliveriesService } from './webhook-deliveries.service.js';
 

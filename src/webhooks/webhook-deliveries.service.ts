@@ -2,7 +2,8 @@ import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { config } from '../config.js';
 import { retainedRange } from '../history/history-range.js';
-import { listPage, type Page, type PageParams } from '../http/pagination.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { where } from '../lib/sql.js';
 import { NotFoundError } from '../lib/errors.js';
 import type { DeliveryFilters } from './webhook-deliveries.schemas.js';
 import type { WebhookJobs } from './webhook.jobs.js';
@@ -59,14 +60,13 @@ export class WebhookDeliveriesService {
 
   list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<ReturnType<typeof present>>> {
     const retained = retainedRange(config.webhook.retentionDays);
-    const params: unknown[] = [actor.org.id, retained.from, retained.to];
-    let where = 'd.org_id = $1 AND d.created_at >= $2 AND d.created_at <= $3';
-    for (const column of ['endpoint_id', 'status', 'call_id', 'event'] as const) {
-      if (query[column] === undefined) continue;
-      params.push(query[column]);
-      where += ` AND d.${column} = $${params.length}`;
-    }
-    return listPage(this.dataSource.manager, { select: COLUMNS, from: 'webhook_deliveries d', where, params }, query, present);
+    const filters = where('d.org_id = ? AND d.created_at >= ? AND d.created_at <= ?', actor.org.id, retained.from, retained.to).matching(query, {
+      endpoint_id: 'd.endpoint_id',
+      status: 'd.status',
+      call_id: 'd.call_id',
+      event: 'd.event',
+    });
+    return listPage(this.dataSource, { select: COLUMNS, from: 'webhook_deliveries d', where: filters }, query, present);
   }
 
   async get(actor: Actor, id: string) {

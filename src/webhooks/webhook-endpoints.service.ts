@@ -1,7 +1,7 @@
 import { DELIVERIES_CHANNEL } from './relay.js';
 import { PAUSE_OR_RESUME } from './webhook-delivery.repository.js';
 import type { Actor } from '../auth/actor.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../lib/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
 import { db } from '../lib/db.js';
 import { OrgResourceTable } from '../orgs/org-resource-table.js';

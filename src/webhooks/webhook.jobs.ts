@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { JobQueue } from '../lib/queues.js';
 import type { AttemptReport } from './dispatcher.js';
 
 /**
@@ -28,15 +28,15 @@ const KEEP_FAILED = { age: 30 * 24 * 3600, count: 10_000 };
 
 /** Typed producers of the `webhooks` queue. Deliveries themselves are claimed from Postgres, not queued. */
 export class WebhookJobs {
-  constructor(readonly queue: Queue) {}
+  constructor(readonly queue: JobQueue<'webhooks'>) {}
 
   /** A support retry, now (a fresh job id: it always runs). */
   async retryNow(deliveryId: string, createdAt: Date): Promise<void> {
-    await this.queue.add('deliver', { deliveryId, createdAt: createdAt.toISOString() } satisfies DeliverJob, { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_COMPLETED });
+    await this.queue.add('deliver', { deliveryId, createdAt: createdAt.toISOString() }, { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_COMPLETED });
   }
 
   async recover(endpointId: string, since: Date): Promise<void> {
-    await this.queue.add('recover', { endpointId, since: since.toISOString() } satisfies RecoverJob);
+    await this.queue.add('recover', { endpointId, since: since.toISOString() });
   }
 
   /**
@@ -59,7 +59,7 @@ export class WebhookJobs {
             responseStatus: recorded.responseStatus,
             attempts: target.attempt_count + 1,
           },
-        } satisfies DeliverJob,
+        },
         // No stack trace: the dashboard shows support the answer, not our code's frames.
         opts: { jobId: failedJobId(target.delivery_id), attempts: 1, stackTraceLimit: 0, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
       })),
@@ -69,6 +69,6 @@ export class WebhookJobs {
   /** Takes deliveries off the dashboard's failed list (they are due again, or succeeded). */
   async clearFailed(deliveryIds: string[]): Promise<void> {
     // A job being retried right now is locked and stays: it completes or fails on its own.
-    await Promise.all(deliveryIds.map((id) => this.queue.remove(failedJobId(id)).catch(() => 0)));
+    await Promise.all(deliveryIds.map((id) => this.queue.queue.remove(failedJobId(id)).catch(() => 0)));
   }
 }

@@ -6,7 +6,8 @@ import { createApp, type AppDeps, type RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
 import { db } from '../../src/lib/db.js';
 import { openApiDocument } from '../../src/http/openapi.js';
-import { waitForRedis } from '../../src/lib/redis.js';
+import { waitForRedis, type RedisClient } from '../../src/lib/redis.js';
+import { createRuntime } from '../../src/runtime.js';
 import { checkResponses } from './openapi-check.js';
 import { redisForTests } from './redis.js';
 
@@ -14,11 +15,28 @@ import { redisForTests } from './redis.js';
  * A fresh app instance: its own credential cache, as a separate API process would have. Every
  * response it gives on a `/v1` route is checked against the OpenAPI document (see root-hooks.ts).
  */
-export async function newApp(options: Omit<AppDeps, 'redis' | 'inspect'> = {}): Promise<RinglaneApp> {
-  const redis = redisForTests();
-  await waitForRedis(redis, 5000);
-  const ringlane: RinglaneApp = createApp({ redis, ...options, inspect: checkResponses(() => openApiDocument(ringlane.routes)) });
-  return ringlane;
+export async function newApp(options: AppOptions = {}): Promise<RinglaneApp> {
+  if (!options.redis) await waitForRedis(redisForTests(), 5000);
+  return appOver(options);
+}
+
+/** App options in tests: those of `createApp`, and the Redis its runtime uses (default: the run's). */
+export type AppOptions = Omit<AppDeps, 'runtime' | 'inspect'> & { redis?: RedisClient };
+
+/**
+ * An app over a runtime of its own (see `createRuntime`), as a web process has; `close()`
+ * closes both. Every `/v1` response it gives is checked against the OpenAPI document.
+ */
+export function appOver({ redis = redisForTests(), ...options }: AppOptions = {}): RinglaneApp {
+  const runtime = createRuntime({ db, redis });
+  const ringlane: RinglaneApp = createApp({ runtime, ...options, inspect: checkResponses(() => openApiDocument(ringlane.routes)) });
+  return {
+    ...ringlane,
+    close: async () => {
+      await ringlane.close();
+      await runtime.close();
+    },
+  };
 }
 
 let shared: RinglaneApp | null = null;
@@ -122,7 +140,7 @@ export const sha256Hex = (text: string) => createHash('sha256').update(text, 'ut
  * Two app instances with separate in-process credential caches, as two API processes would
  * have, created before and closed after the enclosing `describe` block.
  */
-export function twoApiProcesses(options: Omit<AppDeps, 'redis'> = {}): { a: RinglaneApp; b: RinglaneApp } {
+export function twoApiProcesses(options: AppOptions = {}): { a: RinglaneApp; b: RinglaneApp } {
   const processes = {} as { a: RinglaneApp; b: RinglaneApp };
   before(async () => {
     processes.a = await newApp(options);

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
-import { createApp } from '../../src/app.js';
 import { db } from '../../src/lib/db.js';
 import { createRedis } from '../../src/lib/redis.js';
-import { app, bearer, expectError, operator } from '../helpers/api.js';
+import { app, appOver, bearer, expectError, operator } from '../helpers/api.js';
 import { unreachableRedis } from '../helpers/redis.js';
 import { balanceOf, eventsOf, placeCall, uniquePhone, voiceOrg, waitForCalls, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
 
@@ -29,7 +28,7 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
       this.timeout(60_000);
       const deadRedis = createRedis('command', unreachableRedis().target);
       deadRedis.on('error', () => undefined);
-      const lonely = createApp({ redis: deadRedis });
+      const lonely = appOver({ redis: deadRedis });
       try {
         const res = await request(lonely.app)
           .post('/v1/calls')

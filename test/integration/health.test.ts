@@ -1,9 +1,8 @@
 import { once } from 'node:events';
 import { expect } from 'chai';
 import request from 'supertest';
-import { createApp } from '../../src/app.js';
 import { createRedis } from '../../src/lib/redis.js';
-import { app } from '../helpers/api.js';
+import { app, appOver } from '../helpers/api.js';
 import { unreachableRedis } from '../helpers/redis.js';
 
 describe('health', () => {
@@ -28,7 +27,7 @@ describe('readiness without Redis', () => {
       return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
     }) as typeof process.stderr.write;
     const deadRedis = createRedis('command', unreachableRedis().target);
-    const lonely = createApp({ redis: deadRedis });
+    const lonely = appOver({ redis: deadRedis });
     try {
       const res = await request(lonely.app).get('/readyz').expect(503);
       expect(res.body.status).to.equal('unavailable');

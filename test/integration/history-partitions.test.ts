@@ -188,7 +188,7 @@ describe('history partitions', () => {
       expectReads(plan, 'webhook_attempts', [partition('webhook_attempts', old.at)]);
 
       await service.retry(actor, old.deliveryId!);
-      const waiting = await jobs.queue.getJobs(['waiting']);
+      const waiting = await jobs.queue.queue.getJobs(['waiting']);
       const job = waiting.find((j) => (j.data as DeliverJob).deliveryId === old.deliveryId)!;
       await job.remove();
       expect((job.data as DeliverJob).createdAt).to.equal(old.at.toISOString());

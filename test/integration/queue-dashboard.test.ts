@@ -28,7 +28,7 @@ describe('support staff retry a failed delivery in the queue dashboard (a real b
   let browser: Browser;
   let port: number;
   let accepting = false;
-  const queue = createQueue('webhooks', redisForTests());
+  const { queue } = createQueue('webhooks', redisForTests());
 
   before(async () => {
     port = await freePort();

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { config } from '../../src/config.js';
@@ -55,7 +54,7 @@ describe('schema and queues', () => {
   });
 
   it('every key of a queue lives under its own hash tag (one Redis Cluster slot per queue)', async () => {
-    const queue: Queue = createQueue('maintenance', redisForTests());
+    const { queue } = createQueue('maintenance', redisForTests());
     await queue.add('purge-expired', {}, { delay: 60_000 });
     const keys = await scanKeys(redisForTests(), `${config.redisPrefix}:*:maintenance:*`);
     expect(keys).to.not.be.empty;

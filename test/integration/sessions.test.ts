@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../src/app.js';
 import { db } from '../../src/lib/db.js';
 import { createRedis } from '../../src/lib/redis.js';
 import {
   addMember,
+  appOver,
   createOrg,
   expectError,
   expectRateLimited,
@@ -200,8 +200,9 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
       const deadRedis = createRedis('command', unreachableRedis().target);
       deadRedis.on('error', () => undefined);
       try {
-        const { app: lonely } = createApp({ redis: deadRedis });
-        expectError(await request(lonely).post('/v1/sessions').send({ email, password: PASSWORD }), 503, 'service_unavailable');
+        const lonely = appOver({ redis: deadRedis });
+        expectError(await request(lonely.app).post('/v1/sessions').send({ email, password: PASSWORD }), 503, 'service_unavailable');
+        await lonely.close();
       } finally {
         deadRedis.disconnect();
       }

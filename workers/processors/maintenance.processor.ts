@@ -1,15 +1,14 @@
 import { purgeExpiredSessions } from '../../src/auth/sessions.js';
 import { maintainHistory } from '../../src/history/history-partitions.js';
-import { IdempotencyService } from '../../src/idempotency/idempotency.service.js';
-import { db } from '../../src/lib/db.js';
+import type { Runtime } from '../../src/runtime.js';
 import type { Processors } from '../run-worker.js';
 
-export const maintenanceProcessors: Processors<'maintenance'> = {
+export const maintenanceProcessors = ({ db, services }: Runtime): Processors<'maintenance'> => ({
   /** Deletes idempotency records past their 24 hours and expired sessions. */
   'purge-expired': async () => ({
-    idempotencyRecords: await new IdempotencyService(db).purgeExpired(),
+    idempotencyRecords: await services.idempotency.purgeExpired(),
     sessions: await purgeExpiredSessions(),
   }),
   /** Partitions of the history tables: made days ahead, dropped past retention (src/history/history-partitions.ts). */
   'history-partitions': () => maintainHistory(db),
-};
+});

@@ -4,10 +4,10 @@ import type { Processors } from '../run-worker.js';
 /** How often the rollup runs: each run recomputes only the hours since the last one (plus two). */
 export const ROLLUP_EVERY_MS = 60_000;
 
-export const usageProcessors: Processors<'usage'> = {
+export const usageProcessors = (): Processors<'usage'> => ({
   /** Rolls usage up into hourly buckets and advances the watermark (src/usage/usage-rollup.ts). */
   rollup: async () => {
     const result = await rollUp();
     return { from: result.from?.toISOString() ?? null, rolledUntil: result.rolledUntil.toISOString(), chunks: result.chunks };
   },
-};
+});

@@ -1,8 +1,8 @@
-import { UnrecoverableError, type Job } from 'bullmq';
-import { db } from '../../src/lib/db.js';
+import { UnrecoverableError } from 'bullmq';
+import type { Runtime } from '../../src/runtime.js';
 import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { retryFailed } from '../../src/webhooks/webhook-maintenance.js';
-import { failedJobId, type DeliverJob, type RecoverJob, type WebhookJobs } from '../../src/webhooks/webhook.jobs.js';
+import { failedJobId, type DeliverJob } from '../../src/webhooks/webhook.jobs.js';
 import type { Processors } from '../run-worker.js';
 
 /** What a failed delivery's job says in the dashboard. */
@@ -16,9 +16,9 @@ const failureSummary = (job: DeliverJob, error: string | null, status: number | 
  * the failed deliveries shown in the dashboard, and recovery of an endpoint (retention is the
  * maintenance worker's: it drops whole days of history).
  */
-export function webhooksProcessors(jobs: WebhookJobs, dispatcher: Dispatcher): Processors<'webhooks'> {
+export function webhooksProcessors({ db, jobs: { webhooks: jobs } }: Runtime, dispatcher: Dispatcher): Processors<'webhooks'> {
   return {
-    deliver: async (job: Job<DeliverJob>) => {
+    deliver: async (job) => {
       const data = job.data;
       if (data.failed && !data.shown) {
         // The record of a delivery whose attempts are used up: shown as a failed job, not sent.
@@ -37,6 +37,6 @@ export function webhooksProcessors(jobs: WebhookJobs, dispatcher: Dispatcher): P
       if (data.failed) throw new UnrecoverableError(failureSummary(data, report.recorded.error, report.recorded.responseStatus));
       return `not accepted: ${report.recorded.error}`;
     },
-    recover: (job: Job<RecoverJob>) => retryFailed(db, jobs, { endpointId: job.data.endpointId, since: new Date(job.data.since) }),
+    recover: (job) => retryFailed(db, jobs, { endpointId: job.data.endpointId, since: new Date(job.data.since) }),
   };
 }

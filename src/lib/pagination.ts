@@ -1,0 +1,89 @@
+import { InvalidRequestError } from './errors.js';
+import { ID_PATTERN } from './ids.js';
+import type { Where } from './sql.js';
+
+export interface PageParams {
+  limit: number;
+  cursor?: string;
+}
+
+/** CONTRACT.md §2 "Lists": a page of items, newest first, and the cursor of the next page (null on the last). */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+interface Position {
+  created_at: Date;
+  id: string;
+}
+
+/** What runs SQL: a DataSource, or an EntityManager inside a transaction. */
+export interface Sql {
+  query(text: string, params?: unknown[]): Promise<any>;
+}
+
+export function encodeCursor(row: Position): string {
+  return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
+}
+
+const invalidCursor = () =>
+  new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);
+
+function decodeCursor(cursor: string): [Date, string] {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    // Only what encodeCursor makes: an ISO timestamp that round-trips, and an id.
+    const createdAt = new Date(at);
+    if (typeof at !== 'string' || typeof id !== 'string' || !ID_PATTERN.test(id)) throw new Error('bad cursor');
+    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) throw new Error('bad cursor');
+    return [createdAt, id];
+  } catch {
+    throw invalidCursor();
+  }
+}
+
+export interface ListQuery {
+  /** Columns to select; must include `id` and `created_at` (unqualified, or of the one table in `from`). */
+  select: string;
+  from: string;
+  /** The scope and filters (the organization, the request's filters); the page's keyset is added to it. */
+  where: Where;
+}
+
+/**
+ * One page of a list, newest first, by keyset on (created_at, id): stable while rows are
+ * added, and an index range scan however deep the page. The one list query of every
+ * repository: scope and filters come in `query.where`.
+ */
+export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery, page: PageParams, present: (row: R) => T): Promise<Page<T>> {
+  const where = query.where;
+  if (page.cursor) {
+    const [createdAt, id] = decodeCursor(page.cursor);
+    // The row comparison implies the bound on created_at; stated alone too, Postgres can skip
+    // the partitions of a table partitioned by it (history) that are newer than the cursor.
+    const at = where.param(createdAt);
+    where.and(`(created_at, id) < (${at}, ?) AND created_at <= ${at}`, id);
+  }
+  const limit = where.param(page.limit + 1);
+  const rows: R[] = await sql.query(`SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, where.params);
+  const more = rows.length > page.limit;
+  const data = more ? rows.slice(0, page.limit) : rows;
+  return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };
+}
+
+/**
+ * One page of a short list held in code (a catalog), in its own fixed order. The cursor
+ * names the last item of the previous page; one that names no item is refused with 400.
+ */
+export function pageOfItems<T extends { id: string }>(items: readonly T[], page: PageParams): Page<T> {
+  let start = 0;
+  if (page.cursor) {
+    const after = Buffer.from(page.cursor, 'base64url').toString('utf8');
+    start = items.findIndex((item) => item.id === after) + 1;
+    if (start === 0) throw invalidCursor();
+  }
+  const data = items.slice(start, start + page.limit);
+  const more = start + data.length < items.length;
+  return { data, next_cursor: more ? Buffer.from(data[data.length - 1].id).toString('base64url') : null };
+}

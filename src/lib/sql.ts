@@ -1,0 +1,94 @@
+/**
+ * The few building blocks every repository's plain SQL shares: a row shape declared once (a
+ * column map, from which the row type and the select list both derive), and one condition
+ * builder for lists and filters (values are always bound parameters; SQL comes from code only).
+ */
+
+/** A column of a row shape: its TypeScript type, and its SQL when that is not the column of the same name. */
+export interface Column<T> {
+  /** An expression (e.g. a subquery) selected `AS` the column's name; null: the column itself. */
+  readonly sql: string | null;
+  /** Phantom: never set; carries the type. */
+  readonly type?: T;
+}
+
+/** A column of type `T`, or an expression `sql` (over the table's alias) selected under the column's name. */
+export const column = <T>(sql: string | null = null): Column<T> => ({ sql });
+
+export type ColumnMap = Record<string, Column<unknown>>;
+
+/** The row a column map selects: each column with its declared type. */
+export type RowOf<M extends ColumnMap> = { [K in keyof M]: M[K] extends Column<infer T> ? T : never };
+
+/** The row as the API shows it: timestamps as ISO 8601 strings, everything else as it is. */
+export type Presented<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] extends Date | null ? string | null : R[K] };
+
+/** A table's row shape: select lists and presentation derive from its one column map. */
+export class RowShape<M extends ColumnMap> {
+  constructor(
+    readonly table: string,
+    readonly columns: M,
+  ) {}
+
+  /** The select list, every column qualified by `alias` when given. */
+  select(alias?: string): string {
+    const at = alias ? `${alias}.` : '';
+    return Object.entries(this.columns)
+      .map(([name, c]) => (c.sql === null ? `${at}${name}` : `${c.sql} AS ${name}`))
+      .join(', ');
+  }
+
+  /** `table alias`, for a FROM clause. */
+  from(alias?: string): string {
+    return alias ? `${this.table} ${alias}` : this.table;
+  }
+}
+
+export const rowShape = <M extends ColumnMap>(table: string, columns: M): RowShape<M> => new RowShape(table, columns);
+
+/** The row as the API shows it (see `Presented`). */
+export function presentRow<R extends object>(row: R): Presented<R> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) out[key] = value instanceof Date ? value.toISOString() : value;
+  return out as Presented<R>;
+}
+
+/**
+ * A condition built clause by clause, with its parameters numbered as they are added. Clauses
+ * are SQL from code with `?` where the value goes; values are only ever bound parameters.
+ */
+export class Where {
+  private readonly clauses: string[] = [];
+  readonly params: unknown[] = [];
+
+  /** Adds `sql`, its `?`s each standing for one of `values` in order. */
+  and(sql: string, ...values: unknown[]): this {
+    let i = 0;
+    this.clauses.push(sql.replace(/\?/g, () => this.param(values[i++])));
+    return this;
+  }
+
+  /** Adds `column = value`, unless `value` is undefined (a filter the request did not give). */
+  equal(column: string, value: unknown): this {
+    return value === undefined ? this : this.and(`${column} = ?`, value);
+  }
+
+  /** Equality on each filter `query` gives: `filters` maps a query field to its column (from code). */
+  matching(query: object, filters: Readonly<Record<string, string>>): this {
+    for (const [field, col] of Object.entries(filters)) this.equal(col, (query as Record<string, unknown>)[field]);
+    return this;
+  }
+
+  /** `$n` of a new parameter holding `value`. */
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+
+  toString(): string {
+    return this.clauses.length ? this.clauses.join(' AND ') : 'TRUE';
+  }
+}
+
+/** A condition starting with `sql` (see `Where.and`). */
+export const where = (sql: string, ...values: unknown[]): Where => new Where().and(sql, ...values);

@@ -1,0 +1,116 @@
+import type { DataSource } from 'typeorm';
+import { ApiKeysService } from './auth/api-keys.service.js';
+import { CallLimits } from './calls/call-limits.js';
+import { CallJobs } from './calls/calls.jobs.js';
+import { CallsService } from './calls/calls.service.js';
+import { CallEngine } from './calls/engine.js';
+import { campaignCallEndHooks } from './campaigns/campaign-runner.js';
+import { CampaignsService } from './campaigns/campaigns.service.js';
+import { config } from './config.js';
+import { entities } from './entities.js';
+import { IdempotencyService } from './idempotency/idempotency.service.js';
+import { createDataSource, createPool } from './lib/db.js';
+import { WebhookMetrics } from './lib/metrics.js';
+import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
+import type { RedisClient } from './lib/redis.js';
+import { OrgsService } from './orgs/orgs.service.js';
+import { TenantJobs } from './tenants/tenants.jobs.js';
+import { TenantsService } from './tenants/tenants.service.js';
+import { DeliverySender } from './webhooks/delivery-send.js';
+import { Dispatcher } from './webhooks/dispatcher.js';
+import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
+import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository.js';
+import { WebhookJobs } from './webhooks/webhook.jobs.js';
+
+/** A DataSource over every domain's entities (not yet connected: `initialize()` it). */
+export const openDatabase = (url: string = config.databaseUrl): DataSource => createDataSource(url, entities);
+
+/** What every process brings: its database and its Redis connection for commands and producers. */
+export interface RuntimeDeps {
+  db: DataSource;
+  redis: RedisClient;
+}
+
+/**
+ * The composition root: builds the whole runtime of a process (repositories, the carrier, the
+ * call engine with its hooks, services and job producers) from its connections. The API
+ * (`src/app.ts`) and every worker (`workers/*.ts`) use this one function, so each process is
+ * wired the same way: a path that ends a call in any process runs every domain's hooks.
+ */
+export function createRuntime({ db, redis }: RuntimeDeps) {
+  const queues = {
+    maintenance: createQueue('maintenance', redis),
+    calls: createQueue('calls', redis),
+    tenants: createQueue('tenants', redis),
+    usage: createQueue('usage', redis),
+    webhooks: createQueue('webhooks', redis),
+  } satisfies { [Q in QueueName]: JobQueue<Q> };
+  const jobs = {
+    calls: new CallJobs(queues.calls, redis),
+    tenants: new TenantJobs(queues.tenants),
+    webhooks: new WebhookJobs(queues.webhooks),
+  };
+
+  const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
+
+  const services = {
+    apiKeys: new ApiKeysService(redis),
+    calls: new CallsService(engine),
+    campaigns: new CampaignsService(jobs.calls),
+    idempotency: new IdempotencyService(db),
+    orgs: new OrgsService(redis),
+    tenants: new TenantsService(redis, jobs.tenants),
+    webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
+  };
+
+  return {
+    db,
+    redis,
+    queues,
+    jobs,
+    engine,
+    services,
+    /** Closes the producers it made (not `db` and `redis`: their owner closes them). */
+    async close(): Promise<void> {
+      await Promise.all(Object.values(queues).map((queue) => queue.close()));
+    },
+  };
+}
+
+export type Runtime = ReturnType<typeof createRuntime>;
+
+/**
+ * The webhooks worker's delivery path over the runtime: the dispatcher (signed deliveries
+ * claimed from Postgres, with retries) on a pg pool of its own (named statements, one round trip
+ * each), its metrics, and the dashboard's record of deliveries that failed.
+ */
+export function createDeliveryPath({ jobs, redis }: Runtime) {
+  const { webhook } = config;
+  // One connection per claim or record in flight at a time, and one for a support retry.
+  const pool = createPool(4);
+  const metrics = new WebhookMetrics(redis);
+  const dispatcher = new Dispatcher(
+    new WebhookDeliveryRepository(pool),
+    new DeliverySender({ timeoutMs: webhook.timeoutMs, allowPrivateNetworks: webhook.allowPrivateNetworks }),
+    metrics,
+    {
+      concurrency: config.webhooksWorkerConcurrency,
+      endpointConcurrency: config.webhookEndpointConcurrency,
+      // A claimed delivery may wait for one attempt of its lane, then make its own.
+      leaseSeconds: Math.ceil((2 * webhook.timeoutMs) / 1000) + 10,
+      pollMs: 500,
+      disableAfterHours: webhook.disableAfterHours,
+      retentionDays: webhook.retentionDays,
+      policy: { maxAttempts: webhook.maxAttempts, backoffBaseMs: webhook.backoffBaseMs, timeoutMs: webhook.timeoutMs },
+    },
+    { onFailed: (reports) => jobs.webhooks.showFailed(reports) },
+  );
+  return {
+    dispatcher,
+    async close(): Promise<void> {
+      await dispatcher.stop();
+      await metrics.flush();
+      await pool.end();
+    },
+  };
+}
