@@ -7,7 +7,7 @@ import { signRinglane } from '../../src/webhooks/verify.js';
 
 const SECRET = 'receiver-test-secret';
 
-describe('the example receiver (scripts/example-receiver.ts, README "Receiving webhooks")', () => {
+describe('the example receiver (scripts/example-receiver.ts, docs/webhooks.md "Receiving webhooks")', () => {
   let server: Server;
   let url: string;
   let handled: Array<{ key: string; current: boolean }>;

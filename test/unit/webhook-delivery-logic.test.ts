@@ -73,19 +73,21 @@ describe('webhook retry policy: what an answer decides (stage 4)', () => {
   });
 });
 
-describe('the README on delivery headers (sections "Webhook endpoints", "Receiving webhooks")', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+describe('docs/webhooks.md on delivery headers (sections "What a delivery looks like", "Customizing the body and headers")', () => {
+  const doc = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
   /** The header names written in backquotes in `text`, in lower case. */
   const names = (text: string) => [...text.matchAll(/`([A-Za-z-]+)`/g)].map((m) => m[1].toLowerCase());
 
   it('names as reserved exactly the headers custom_headers cannot replace', () => {
-    const list = /The reserved headers \(([^)]*)\)/.exec(readme);
+    const list = /The reserved headers \(([^)]*)\)/.exec(doc);
     expect(list, 'the sentence "The reserved headers (...)"').to.not.equal(null);
     expect(names(list![1])).to.have.members(RESERVED_HEADERS);
   });
 
   it('shows in its table every header a delivery sends of its own', () => {
-    const section = readme.slice(readme.indexOf('## Receiving webhooks')).split(/\n## /)[0];
+    const start = doc.indexOf('## What a delivery looks like');
+    expect(start, 'the section "## What a delivery looks like"').to.not.equal(-1);
+    const section = doc.slice(start).split(/\n## /)[0];
     const rows = section.split('\n').filter((line) => line.startsWith('| `'));
     const sent = deliveryHeaders({ custom_headers: {}, secret: 'a-secret-value', delivery_id: 'dlv_1' }, '{}', 'attempt', 0);
     expect(rows.flatMap((row) => names(row.split('|')[1]))).to.have.members(Object.keys(sent));
