@@ -89,11 +89,11 @@ export function createApp(deps: AppDeps): RinglaneApp {
   inviteRoutes(api);
   organizationRoutes(api);
   carrierRoutes(api);
-  agentRoutes(api);
+  agentRoutes(api, services.agents);
   phoneNumberRoutes(api);
-  contactRoutes(api);
-  locationRoutes(api);
-  serviceRoutes(api);
+  contactRoutes(api, services.contacts);
+  locationRoutes(api, services.locations);
+  serviceRoutes(api, services.offeredServices);
   smsSenderRoutes(api);
   messageRoutes(api);
   bookingPageRoutes(api);
