@@ -96,7 +96,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   serviceRoutes(api, services.offeredServices);
   smsSenderRoutes(api);
   messageRoutes(api);
-  bookingPageRoutes(api);
+  bookingPageRoutes(api, services.bookingPage);
   callRoutes(api, services.calls);
   campaignRoutes(api, services.campaigns);
   tenantRoutes(api, services.tenants);
@@ -104,7 +104,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookEndpointRoutes(api);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.
-  const bookingPage = publicBookingPageRoutes();
+  const bookingPage = publicBookingPageRoutes(services.bookingPage);
   app.use(bookingPage.router);
   const sessions = sessionRoutes(redis);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];

@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { AgentsRepository } from './agents/agents.repository.js';
 import { ApiKeysService } from './auth/api-keys.service.js';
+import { BookingPageRepository } from './booking/booking-page.repository.js';
+import { BookingPageService } from './booking/booking-page.service.js';
 import { LocationsRepository } from './booking/locations.repository.js';
 import { ServicesRepository } from './booking/services.repository.js';
 import { CallLimits } from './calls/call-limits.js';
@@ -68,6 +70,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
 
   const services = {
     agents: new OrgResourceService(resources.agents),
+    bookingPage: new BookingPageService(db, new BookingPageRepository(db)),
     contacts: new OrgResourceService(resources.contacts),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
