@@ -89,14 +89,14 @@ export function createApp(deps: AppDeps): RinglaneApp {
   inviteRoutes(api);
   organizationRoutes(api);
   carrierRoutes(api);
-  agentRoutes(api);
+  agentRoutes(api, services.agents);
   phoneNumberRoutes(api);
-  contactRoutes(api);
-  locationRoutes(api);
-  serviceRoutes(api);
+  contactRoutes(api, services.contacts);
+  locationRoutes(api, services.locations);
+  serviceRoutes(api, services.offeredServices);
   smsSenderRoutes(api);
   messageRoutes(api);
-  bookingPageRoutes(api);
+  bookingPageRoutes(api, services.bookingPage);
   callRoutes(api, services.calls);
   campaignRoutes(api, services.campaigns);
   tenantRoutes(api, services.tenants);
@@ -104,7 +104,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookEndpointRoutes(api);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.
-  const bookingPage = publicBookingPageRoutes();
+  const bookingPage = publicBookingPageRoutes(services.bookingPage);
   app.use(bookingPage.router);
   const sessions = sessionRoutes(redis);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];

@@ -1,5 +1,10 @@
 import type { DataSource } from 'typeorm';
+import { AgentsRepository } from './agents/agents.repository.js';
 import { ApiKeysService } from './auth/api-keys.service.js';
+import { BookingPageRepository } from './booking/booking-page.repository.js';
+import { BookingPageService } from './booking/booking-page.service.js';
+import { LocationsRepository } from './booking/locations.repository.js';
+import { ServicesRepository } from './booking/services.repository.js';
 import { CallLimits } from './calls/call-limits.js';
 import { CallJobs } from './calls/calls.jobs.js';
 import { CallsService } from './calls/calls.service.js';
@@ -7,12 +12,14 @@ import { CallEngine } from './calls/engine.js';
 import { campaignCallEndHooks } from './campaigns/campaign-runner.js';
 import { CampaignsService } from './campaigns/campaigns.service.js';
 import { config } from './config.js';
+import { ContactsRepository } from './contacts/contacts.repository.js';
 import { entities } from './entities.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
 import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
 import type { RedisClient } from './lib/redis.js';
+import { OrgResourceService } from './orgs/org-resource.service.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
@@ -51,9 +58,22 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     webhooks: new WebhookJobs(queues.webhooks),
   };
 
+  // The organization's resources (tenant provisioning creates a tenant's through these repositories).
+  const resources = {
+    agents: new AgentsRepository(db),
+    contacts: new ContactsRepository(db),
+    locations: new LocationsRepository(db),
+    services: new ServicesRepository(db),
+  };
+
   const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
 
   const services = {
+    agents: new OrgResourceService(resources.agents),
+    bookingPage: new BookingPageService(db, new BookingPageRepository(db)),
+    contacts: new OrgResourceService(resources.contacts),
+    locations: new OrgResourceService(resources.locations),
+    offeredServices: new OrgResourceService(resources.services),
     apiKeys: new ApiKeysService(redis),
     calls: new CallsService(engine),
     campaigns: new CampaignsService(jobs.calls),

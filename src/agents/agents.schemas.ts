@@ -7,14 +7,6 @@ export const AGENT_KINDS = ['appointment', 'reception', 'reminder', 'survey', 's
 
 export type AgentKind = (typeof AGENT_KINDS)[number];
 
-export interface AgentInput {
-  name: string;
-  kind: AgentKind;
-  greeting?: string;
-  voice?: string;
-  prompt?: string;
-}
-
 const fields = {
   name: Joi.string().trim().min(1).max(200),
   kind: Joi.string().valid(...AGENT_KINDS),

@@ -5,18 +5,18 @@ import { idParams } from '../http/schemas.js';
 import { validate } from '../http/validate.js';
 import { renderBookingPage } from './booking-page.html.js';
 import { type BookingPageChanges, bookingPageSchema, bookingPageSettingsSchema } from './booking-page.schemas.js';
-import { publicBookingPage, readBookingPage, updateBookingPage } from './booking-page.service.js';
+import type { BookingPageService } from './booking-page.service.js';
 
 /**
  * `/v1/booking-page`: the settings of the organization's public page. Changing them is
  * closed inside a tenant, which never has a page (CONTRACT.md "Other areas").
  */
-export function bookingPageRoutes(api: ApiRouter): void {
+export function bookingPageRoutes(api: ApiRouter, bookingPage: BookingPageService): void {
   api
     .get('/booking-page', {
       summary: 'Read the booking page settings',
       response: bookingPageSettingsSchema,
-      handler: ({ actor }) => readBookingPage(actor),
+      handler: ({ actor }) => bookingPage.read(actor),
     })
     .put<BookingPageChanges>('/booking-page', {
       summary: 'Change the booking page settings',
@@ -24,7 +24,7 @@ export function bookingPageRoutes(api: ApiRouter): void {
       tenant: 'forbidden',
       body: bookingPageSchema,
       response: bookingPageSettingsSchema,
-      handler: ({ actor, body }) => updateBookingPage(actor, body),
+      handler: ({ actor, body }) => bookingPage.update(actor, body),
     });
 }
 
@@ -32,11 +32,11 @@ export function bookingPageRoutes(api: ApiRouter): void {
 const pageParams = idParams('booking_page', 'org_id');
 
 /** `GET /book/{org_id}`: the public booking page, HTML, without authentication. */
-export function publicBookingPageRoutes(): { router: Router; routes: RouteDoc[] } {
+export function publicBookingPageRoutes(bookingPage: BookingPageService): { router: Router; routes: RouteDoc[] } {
   const router = Router();
   router.get('/book/:org_id', async (req, res) => {
     const orgId = validate<{ org_id: string }>(pageParams, req.params, 'params').org_id;
-    const html = renderBookingPage(await publicBookingPage(orgId));
+    const html = renderBookingPage(await bookingPage.publicPage(orgId));
     res
       .status(200)
       .set({

@@ -1,8 +1,9 @@
+import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import { db } from '../lib/db.js';
 import { NotFoundError } from '../lib/errors.js';
 import type { Organization } from '../orgs/organization.entity.js';
 import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
+import type { BookingPageRepository, PublishedPage } from './booking-page.repository.js';
 import type { BookingPageChanges } from './booking-page.schemas.js';
 
 export interface BookingPageView {
@@ -23,46 +24,40 @@ const presentBookingPage = (org: Organization): BookingPageView =>
     ? { enabled: false, headline: org.bookingPageHeadline, url: null }
     : { enabled: org.bookingPageEnabled, headline: org.bookingPageHeadline, url: bookingPageUrl(org.id) };
 
-/** `GET /v1/booking-page`: the acting organization's booking page settings. */
-export async function readBookingPage(actor: Actor): Promise<BookingPageView> {
-  return presentBookingPage(await loadOrganization(db.manager, actor.org.id));
-}
-
-/** Turns the page on or off, or changes its headline (never inside a tenant: see the route). */
-export async function updateBookingPage(actor: Actor, input: BookingPageChanges): Promise<BookingPageView> {
-  const changes: Partial<Organization> = {};
-  if (input.enabled !== undefined) changes.bookingPageEnabled = input.enabled;
-  if (input.headline !== undefined) changes.bookingPageHeadline = input.headline;
-  return presentBookingPage(await changeOrganization(db.manager, actor.org.id, changes));
-}
-
 /** What the public page shows. Strings are the organization's own: escape them when rendering. */
-export interface PublicBookingPage {
-  headline: string;
-  services: { name: string; description: string; duration_minutes: number }[];
-  locations: { name: string; address: string }[];
-}
+export type PublicBookingPage = Omit<PublishedPage, 'name' | 'headline'> & { headline: string };
 
 /** The most services and locations a page lists. */
 const PAGE_ITEMS = 200;
 
-/**
- * The public page of an ordinary organization that has it enabled; anything else (no such
- * organization, the page turned off, a tenant) is the same 404, so the page reveals nothing.
- */
-export async function publicBookingPage(orgId: string): Promise<PublicBookingPage> {
-  const [org] = await db.query(
-    `SELECT id, name, booking_page_headline FROM organizations
-      WHERE id = $1 AND parent_id IS NULL AND booking_page_enabled`,
-    [orgId],
-  );
-  if (!org) throw new NotFoundError('booking_page');
-  const [services, locations] = await Promise.all([
-    db.query(
-      `SELECT name, description, duration_minutes FROM services WHERE org_id = $1 ORDER BY name, id LIMIT ${PAGE_ITEMS}`,
-      [orgId],
-    ),
-    db.query(`SELECT name, address FROM locations WHERE org_id = $1 ORDER BY is_main DESC, name, id LIMIT ${PAGE_ITEMS}`, [orgId]),
-  ]);
-  return { headline: org.booking_page_headline ?? org.name, services, locations };
+/** The organization's booking page: its settings (kept on the organization) and the public page. */
+export class BookingPageService {
+  constructor(
+    private readonly db: DataSource,
+    private readonly pages: BookingPageRepository,
+  ) {}
+
+  /** `GET /v1/booking-page`: the acting organization's booking page settings. */
+  async read(actor: Actor): Promise<BookingPageView> {
+    return presentBookingPage(await loadOrganization(this.db.manager, actor.org.id));
+  }
+
+  /** Turns the page on or off, or changes its headline (never inside a tenant: see the route). */
+  async update(actor: Actor, input: BookingPageChanges): Promise<BookingPageView> {
+    const changes: Partial<Organization> = {};
+    if (input.enabled !== undefined) changes.bookingPageEnabled = input.enabled;
+    if (input.headline !== undefined) changes.bookingPageHeadline = input.headline;
+    return presentBookingPage(await changeOrganization(this.db.manager, actor.org.id, changes));
+  }
+
+  /**
+   * The public page of an ordinary organization that has it enabled; anything else (no such
+   * organization, the page turned off, a tenant) is the same 404, so the page reveals nothing.
+   */
+  async publicPage(orgId: string): Promise<PublicBookingPage> {
+    const page = await this.pages.findPublished(orgId, PAGE_ITEMS);
+    if (!page) throw new NotFoundError('booking_page');
+    const { name, headline, ...offer } = page;
+    return { ...offer, headline: headline ?? name };
+  }
 }

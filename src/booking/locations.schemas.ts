@@ -2,11 +2,6 @@ import Joi from 'joi';
 import { isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery } from '../http/pagination.js';
 
-export interface LocationInput {
-  name: string;
-  address?: string;
-}
-
 const fields = {
   name: Joi.string().trim().min(1).max(200),
   address: Joi.string().trim().allow('').max(1_000),

@@ -2,12 +2,6 @@ import Joi from 'joi';
 import { isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery } from '../http/pagination.js';
 
-export interface ServiceInput {
-  name: string;
-  description?: string;
-  duration_minutes: number;
-}
-
 const fields = {
   name: Joi.string().trim().min(1).max(200),
   description: Joi.string().trim().allow('').max(2_000),

@@ -1,16 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { type PageParams } from '../lib/pagination.js';
 import { e164, isoTime, responseSchema } from '../http/schemas.js';
-
-export interface ContactInput {
-  name: string;
-  phone_number: string;
-  email?: string | null;
-  metadata?: Record<string, unknown>;
-}
-
-export type ContactsQuery = PageParams & { phone_number?: string };
 
 /** Free-form data the organization keeps on a contact. */
 const MAX_METADATA_KEYS = 50;

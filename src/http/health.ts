@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { DataSource } from 'typeorm';
+import { pingDatabase } from '../lib/db.js';
 import type { RedisClient } from '../lib/redis.js';
 
 const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> =>
@@ -21,7 +22,7 @@ export function healthRoutes(dataSource: DataSource, redis: RedisClient): Router
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const [postgres, redisState] = await Promise.all([check(() => dataSource.query('SELECT 1')), check(() => redis.ping())]);
+    const [postgres, redisState] = await Promise.all([check(() => pingDatabase(dataSource)), check(() => redis.ping())]);
     const ready = postgres === 'ok' && redisState === 'ok';
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis: redisState } });
   });

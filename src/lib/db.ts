@@ -41,6 +41,11 @@ export function createPool(max: number, url = config.databaseUrl): pg.Pool {
   return pool;
 }
 
+/** Resolves when Postgres answers a trivial query (the readiness probe); rejects when it does not. */
+export async function pingDatabase(dataSource: DataSource): Promise<void> {
+  await dataSource.query('SELECT 1');
+}
+
 /** The process's one DataSource. */
 export const db = createDataSource(config.databaseUrl, entities);
 

@@ -3,12 +3,11 @@ import type { Actor } from '../auth/actor.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { where } from '../lib/sql.js';
 import type { ResourceService } from '../http/resource-routes.js';
-import { db, pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
+import { db } from '../lib/db.js';
 import { NotFoundError, type AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { OrgOwned } from './org-owned.js';
-
-const PG_FOREIGN_KEY_VIOLATION = '23503';
+import { translateViolations, type ViolationMeanings } from './org-resource.repository.js';
 
 /** A row as selected by plain SQL: snake_case columns, with the keyset of list pages. */
 export interface ResourceRow {
@@ -16,7 +15,7 @@ export interface ResourceRow {
   created_at: Date;
 }
 
-export interface OrgResourceTableSpec<E extends OrgOwned, R extends ResourceRow, V> {
+export interface OrgResourceTableSpec<E extends OrgOwned, R extends ResourceRow, V> extends ViolationMeanings {
   entity: EntityTarget<E>;
   /** The entity's table, for plain SQL reads. */
   table: string;
@@ -31,17 +30,6 @@ export interface OrgResourceTableSpec<E extends OrgOwned, R extends ResourceRow,
   fields: Readonly<Record<string, keyof E & string>>;
   /** List query fields that filter by equality on the column of the same name. */
   filters?: readonly string[];
-  /** Unique index → the conflict a violation of it means. */
-  conflicts?: Readonly<Record<string, () => AppError>>;
-  /** The error when a written row refers to a row that does not exist (a foreign key). */
-  missingReference?: () => AppError;
-  /** The conflict when other rows still refer to one being deleted (a RESTRICT foreign key). */
-  inUse?: () => AppError;
-}
-
-/** The unique index or constraint a Postgres error names, if any. */
-function violatedConstraint(err: unknown): string | undefined {
-  return (err as { driverError?: { constraint?: string } })?.driverError?.constraint;
 }
 
 /**
@@ -49,6 +37,11 @@ function violatedConstraint(err: unknown): string | undefined {
  * organization: another organization's id is exactly as unknown as an id that never existed.
  * Serves the standard routes directly (see `resourceRoutes`); services with more rules
  * build on its `em`-taking methods inside their own transactions.
+ *
+ * @deprecated Transition only: phone numbers (src/numbers) and webhook endpoints
+ * (src/webhooks) still use it, on the `db` singleton. Its successor is `OrgResourceRepository`
+ * (one column map instead of columns, row type, presenter and field map; built with the
+ * DataSource in `createRuntime`); delete this file when they have moved to it.
  */
 export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C extends object, U extends object, Q extends PageParams = PageParams>
   implements ResourceService<C, U, Q, V>
@@ -141,16 +134,7 @@ export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C ex
     return values as QueryDeepPartialEntity<E>;
   }
 
-  /** Turns the violations this table knows the meaning of into their errors. */
-  private async translate<T>(onForeignKey: (() => AppError) | undefined, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (err) {
-      const code = pgCode(err);
-      const conflict = code === PG_UNIQUE_VIOLATION ? this.spec.conflicts?.[violatedConstraint(err) ?? ''] : undefined;
-      if (conflict) throw conflict();
-      if (code === PG_FOREIGN_KEY_VIOLATION && onForeignKey) throw onForeignKey();
-      throw err;
-    }
+  private translate<T>(onForeignKey: (() => AppError) | undefined, write: () => Promise<T>): Promise<T> {
+    return translateViolations(this.spec.conflicts, onForeignKey, write);
   }
 }
