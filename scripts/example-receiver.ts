@@ -1,11 +1,11 @@
 /**
- * An example receiver of Ringlane call-event webhooks (README "Receiving webhooks"), on
+ * An example receiver of Ringlane call-event webhooks (docs/webhooks.md, "Receiving webhooks"), on
  * nothing but node:http and src/webhooks/verify.ts (a file with no other imports, made to be
  * copied). Run it with the endpoint's secret:
  *
  *   RINGLANE_WEBHOOK_SECRET='...' PORT=4000 npx tsx scripts/example-receiver.ts
  *
- * What it shows (SPEC.md §6.1 rules 1-3, §6.2):
+ * What it shows (docs/webhooks.md, "Receiving webhooks"):
  * 1. verify the signature over the raw bytes, before parsing JSON: 401 when it does not match;
  * 2. answer 2xx at once and do the work afterwards, so slow work causes no retries;
  * 3. deliveries may come twice: de-duplicate on call_id + sequence;
@@ -17,7 +17,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { verifyRinglaneSignature } from '../src/webhooks/verify.js';
 
-/** A call event as delivered (SPEC.md §6.1), before any `field_aliases` renaming. */
+/** A call event as delivered (docs/webhooks.md, "Events and their fields"), before any `field_aliases` renaming. */
 export interface CallEvent {
   event: string;
   call_id: string;

@@ -29,7 +29,7 @@ const errorSchema = Joi.object({
   }).required(),
 })
   .id('Error')
-  .description('CONTRACT.md §2: every error body.');
+  .description('Every error body: `{error: {code, message}}`, with the members some codes add (docs/api-guide.md, "Errors").');
 
 const TITLES: Record<number, string> = {
   200: 'OK',
