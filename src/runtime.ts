@@ -1,5 +1,9 @@
 import type { DataSource } from 'typeorm';
 import { ApiKeysService } from './auth/api-keys.service.js';
+import { CredentialsRepository } from './auth/credentials.repository.js';
+import { SessionsService } from './auth/sessions.service.js';
+import { BillingService } from './billing/billing.service.js';
+import { LedgerRepository } from './billing/ledger.repository.js';
 import { CallLimits } from './calls/call-limits.js';
 import { CallJobs } from './calls/calls.jobs.js';
 import { CallsService } from './calls/calls.service.js';
@@ -13,6 +17,10 @@ import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
 import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
 import type { RedisClient } from './lib/redis.js';
+import { InvitesRepository } from './orgs/invites.repository.js';
+import { InvitesService } from './orgs/invites.service.js';
+import { OrganizationService } from './orgs/organization.service.js';
+import { OrganizationsRepository } from './orgs/organizations.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
@@ -51,15 +59,34 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     webhooks: new WebhookJobs(queues.webhooks),
   };
 
+  const repositories = {
+    // Organizations and their members; a tenant is an organization, so tenants' rows too.
+    organizations: new OrganizationsRepository(db),
+    invites: new InvitesRepository(db),
+    credentials: new CredentialsRepository(db),
+    ledger: new LedgerRepository(db),
+  };
+
   const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
 
+  // Accounts: organizations and their members, credentials, billing, tenants.
+  const { organizations, credentials, ledger } = repositories;
+  const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
+  const accountServices = {
+    apiKeys,
+    billing: new BillingService(db, ledger, organizations),
+    invites: new InvitesService(repositories.invites),
+    organization: new OrganizationService(db, organizations),
+    orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
+    sessions: new SessionsService(credentials, organizations, redis),
+    tenants: new TenantsService(redis, jobs.tenants),
+  };
+
   const services = {
-    apiKeys: new ApiKeysService(redis),
+    ...accountServices,
     calls: new CallsService(engine),
     campaigns: new CampaignsService(jobs.calls),
     idempotency: new IdempotencyService(db),
-    orgs: new OrgsService(redis),
-    tenants: new TenantsService(redis, jobs.tenants),
     webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
   };
 
@@ -68,6 +95,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     redis,
     queues,
     jobs,
+    repositories,
     engine,
     services,
     /** Closes the producers it made (not `db` and `redis`: their owner closes them). */
