@@ -1,9 +1,11 @@
 import type { DataSource } from 'typeorm';
+import { agentsService } from './agents/agents.service.js';
 import { ApiKeysService } from './auth/api-keys.service.js';
 import { CredentialsRepository } from './auth/credentials.repository.js';
 import { SessionsService } from './auth/sessions.service.js';
 import { BillingService } from './billing/billing.service.js';
 import { LedgerRepository } from './billing/ledger.repository.js';
+import { servicesService } from './booking/services.service.js';
 import { CallLimits } from './calls/call-limits.js';
 import { CallJobs } from './calls/calls.jobs.js';
 import { CallsService } from './calls/calls.service.js';
@@ -22,6 +24,8 @@ import { InvitesService } from './orgs/invites.service.js';
 import { OrganizationService } from './orgs/organization.service.js';
 import { OrganizationsRepository } from './orgs/organizations.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { TenantActivityRepository } from './tenants/tenant-activity.repository.js';
+import { TenantEffects } from './tenants/tenant-effects.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
 import { DeliverySender } from './webhooks/delivery-send.js';
@@ -79,7 +83,8 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     organization: new OrganizationService(db, organizations),
     orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
     sessions: new SessionsService(credentials, organizations, redis),
-    tenants: new TenantsService(redis, jobs.tenants),
+    tenants: new TenantsService(db, organizations, { agents: agentsService, services: servicesService }, jobs.tenants, redis),
+    tenantEffects: new TenantEffects(organizations, new TenantActivityRepository(db), engine),
   };
 
   const services = {
