@@ -11,7 +11,8 @@ import { createRedis, waitForRedis } from '../src/lib/redis.js';
 import { countFailed, retryFailed } from '../src/webhooks/webhook-maintenance.js';
 import { WebhookJobs } from '../src/webhooks/webhook.jobs.js';
 import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, updateOrgSchema } from '../src/orgs/orgs.schemas.js';
-import { OrgsService, type CreateOrgInput, type UpdateOrgInput } from '../src/orgs/orgs.service.js';
+import type { CreateOrgInput, OrgsService, UpdateOrgInput } from '../src/orgs/orgs.service.js';
+import { createRuntime } from '../src/runtime.js';
 import type { Capability } from '../src/auth/capabilities.js';
 
 interface OrgFlags {
@@ -54,17 +55,19 @@ function withOrgSettings(command: Command): Command {
     .option('--per-text <amount>', 'rate per text');
 }
 
-/** Runs one action with a database and Redis connection, prints its JSON, exits. */
+/** Runs one action with a runtime over a database and Redis connection, prints its JSON, exits. */
 async function run(action: (orgs: OrgsService) => Promise<unknown>): Promise<void> {
   const redis = createRedis('command');
+  const runtime = createRuntime({ db, redis });
   try {
     await Promise.all([db.initialize(), waitForRedis(redis, 5000)]);
-    process.stdout.write(`${JSON.stringify(await action(new OrgsService(redis)), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(await action(runtime.services.orgs), null, 2)}\n`);
   } catch (err) {
     const e = err as { code?: string; message: string; extra?: unknown };
     process.stderr.write(`${JSON.stringify({ error: { code: e.code ?? 'error', message: e.message, ...(e.extra as object) } }, null, 2)}\n`);
     process.exitCode = 1;
   } finally {
+    await runtime.close();
     if (db.isInitialized) await db.destroy();
     redis.disconnect();
   }

@@ -3,7 +3,7 @@ import { adminRoutes } from './admin/admin.routes.js';
 import { requireOperator } from './admin/operator-auth.js';
 import { apiKeyRoutes } from './auth/api-keys.routes.js';
 import { CredentialStore } from './auth/credential-store.js';
-import { sessionRoutes } from './auth/sessions.js';
+import { sessionRoutes } from './auth/sessions.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { callRoutes } from './calls/calls.routes.js';
 import { campaignRoutes } from './campaigns/campaigns.routes.js';
@@ -59,8 +59,8 @@ const mounted = (prefix: string, routes: RouteDoc[]): RouteDoc[] => routes.map((
 /** The Express application (no listen: see server.ts). */
 export function createApp(deps: AppDeps): RinglaneApp {
   const { runtime } = deps;
-  const { db, redis, services } = runtime;
-  const credentials = new CredentialStore(db, redis);
+  const { db, redis, services, repositories } = runtime;
+  const credentials = new CredentialStore(repositories.credentials, repositories.organizations, redis);
   const idempotent = new IdempotentRequests(services.idempotency);
   // Every queue: the dashboard and the queue-depth metrics.
   const queues = Object.values(runtime.queues).map((q) => q.queue);
@@ -85,9 +85,9 @@ export function createApp(deps: AppDeps): RinglaneApp {
 
   const api = new ApiRouter(idempotent);
   apiKeyRoutes(api, services.apiKeys);
-  billingRoutes(api);
-  inviteRoutes(api);
-  organizationRoutes(api);
+  billingRoutes(api, services.billing);
+  inviteRoutes(api, services.invites);
+  organizationRoutes(api, services.organization);
   carrierRoutes(api);
   agentRoutes(api, services.agents);
   phoneNumberRoutes(api);
@@ -106,7 +106,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes(services.bookingPage);
   app.use(bookingPage.router);
-  const sessions = sessionRoutes(redis);
+  const sessions = sessionRoutes(services.sessions);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
   app.get('/v1/openapi.json', openApiRoute(routes));
   app.use('/v1', sessions.router, authenticate(credentials), api.router);

@@ -1,6 +1,10 @@
 import type { DataSource } from 'typeorm';
 import { AgentsRepository } from './agents/agents.repository.js';
 import { ApiKeysService } from './auth/api-keys.service.js';
+import { CredentialsRepository } from './auth/credentials.repository.js';
+import { SessionsService } from './auth/sessions.service.js';
+import { BillingService } from './billing/billing.service.js';
+import { LedgerRepository } from './billing/ledger.repository.js';
 import { BookingPageRepository } from './booking/booking-page.repository.js';
 import { BookingPageService } from './booking/booking-page.service.js';
 import { LocationsRepository } from './booking/locations.repository.js';
@@ -19,8 +23,14 @@ import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
 import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
 import type { RedisClient } from './lib/redis.js';
+import { InvitesRepository } from './orgs/invites.repository.js';
+import { InvitesService } from './orgs/invites.service.js';
 import { OrgResourceService } from './orgs/org-resource.service.js';
+import { OrganizationService } from './orgs/organization.service.js';
+import { OrganizationsRepository } from './orgs/organizations.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { TenantActivityRepository } from './tenants/tenant-activity.repository.js';
+import { TenantEffects } from './tenants/tenant-effects.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
 import { DeliverySender } from './webhooks/delivery-send.js';
@@ -58,6 +68,13 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     webhooks: new WebhookJobs(queues.webhooks),
   };
 
+  const repositories = {
+    // Organizations and their members; a tenant is an organization, so tenants' rows too.
+    organizations: new OrganizationsRepository(db),
+    invites: new InvitesRepository(db),
+    credentials: new CredentialsRepository(db),
+    ledger: new LedgerRepository(db),
+  };
   // The organization's resources (tenant provisioning creates a tenant's through these repositories).
   const resources = {
     agents: new AgentsRepository(db),
@@ -68,18 +85,30 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
 
   const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
 
+  // Accounts: organizations and their members, credentials, billing, tenants.
+  const { organizations, credentials, ledger } = repositories;
+  const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
+  const accountServices = {
+    apiKeys,
+    billing: new BillingService(db, ledger, organizations),
+    invites: new InvitesService(repositories.invites),
+    organization: new OrganizationService(db, organizations),
+    orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
+    sessions: new SessionsService(credentials, organizations, redis),
+    tenants: new TenantsService(db, organizations, resources, jobs.tenants, redis),
+    tenantEffects: new TenantEffects(organizations, new TenantActivityRepository(db), engine),
+  };
+
   const services = {
+    ...accountServices,
     agents: new OrgResourceService(resources.agents),
     bookingPage: new BookingPageService(db, new BookingPageRepository(db)),
     contacts: new OrgResourceService(resources.contacts),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
-    apiKeys: new ApiKeysService(redis),
     calls: new CallsService(engine),
     campaigns: new CampaignsService(jobs.calls),
     idempotency: new IdempotencyService(db),
-    orgs: new OrgsService(redis),
-    tenants: new TenantsService(redis, jobs.tenants),
     webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
   };
 
@@ -88,6 +117,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     redis,
     queues,
     jobs,
+    repositories,
     engine,
     services,
     /** Closes the producers it made (not `db` and `redis`: their owner closes them). */

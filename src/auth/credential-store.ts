@@ -1,8 +1,9 @@
-import type { DataSource } from 'typeorm';
 import { logger } from '../lib/logger.js';
 import { redisKey, type RedisClient } from '../lib/redis.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { Capability } from './capabilities.js';
 import type { OrgRef } from './actor.js';
+import type { CredentialsRepository } from './credentials.repository.js';
 import { hashToken, sameDigest } from './tokens.js';
 
 export interface KeyCredential {
@@ -34,22 +35,6 @@ export async function bumpAuthEpoch(redis: RedisClient): Promise<void> {
 const MAX_CACHED_KEYS = 10_000;
 const LAST_USED_FLUSH_MS = 5_000;
 
-const ORG_COLUMNS = `o.id AS org_id, o.parent_id, o.is_reseller, o.disabled`;
-
-interface OrgRow {
-  org_id: string;
-  parent_id: string | null;
-  is_reseller: boolean;
-  disabled: boolean;
-}
-
-const orgRef = (row: OrgRow): OrgRef => ({
-  id: row.org_id,
-  parentId: row.parent_id,
-  isReseller: row.is_reseller,
-  disabled: row.disabled,
-});
-
 /**
  * Resolves bearer credentials. API keys are cached in process (keyed by hash) and the cache
  * is validated against the Redis epoch on every request; `last_used_at` is gathered in memory
@@ -62,7 +47,8 @@ export class CredentialStore {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly credentials: CredentialsRepository,
+    private readonly orgs: OrganizationsRepository,
     private readonly redis: RedisClient,
   ) {
     this.timer = setInterval(() => void this.flushLastUsed().catch((err) => logger.error({ err }, 'last_used_at flush failed')), LAST_USED_FLUSH_MS);
@@ -78,16 +64,11 @@ export class CredentialStore {
     }
     let credential = epoch === null ? undefined : this.cache.get(hash);
     if (!credential) {
-      const [row] = await this.dataSource.query(
-        `SELECT k.id, k.key_hash, k.member_id, k.permissions, ${ORG_COLUMNS}
-           FROM api_keys k JOIN organizations o ON o.id = k.org_id
-          WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-        [hash],
-      );
+      const stored = await this.credentials.findKeyByHash(hash);
       // The index lookup already matched; the constant-time check guards against any
       // collation or padding surprise turning a near-match into a match.
-      if (!row || !sameDigest(row.key_hash, hash)) return null;
-      credential = { keyId: row.id, memberId: row.member_id, permissions: row.permissions, org: orgRef(row) };
+      if (!stored || !sameDigest(stored.key_hash, hash)) return null;
+      credential = { keyId: stored.key_id, memberId: stored.member_id, permissions: stored.permissions, org: stored.org };
       // Cached under the epoch read before the lookup: a revocation that commits meanwhile
       // bumps the epoch afterwards, so this entry is dropped on the next request.
       if (epoch !== null) this.remember(hash, credential);
@@ -98,37 +79,23 @@ export class CredentialStore {
 
   async findSession(raw: string): Promise<SessionCredential | null> {
     const hash = hashToken(raw);
-    const [row] = await this.dataSource.query(
-      `SELECT s.id AS session_id, s.token_hash, m.id AS member_id, m.capabilities, ${ORG_COLUMNS}
-         FROM sessions s JOIN members m ON m.id = s.member_id JOIN organizations o ON o.id = m.org_id
-        WHERE s.token_hash = $1 AND s.expires_at > now()`,
-      [hash],
-    );
-    if (!row || !sameDigest(row.token_hash, hash)) return null;
-    return { sessionId: row.session_id, memberId: row.member_id, capabilities: row.capabilities, org: orgRef(row) };
+    const stored = await this.credentials.findSessionByHash(hash);
+    if (!stored || !sameDigest(stored.token_hash, hash)) return null;
+    return { sessionId: stored.session_id, memberId: stored.member_id, capabilities: stored.capabilities, org: stored.org };
   }
 
   /** A tenant of `resellerId`, or null: never says whether the id exists elsewhere. */
-  async findTenant(resellerId: string, tenantId: string): Promise<OrgRef | null> {
-    const [row] = await this.dataSource.query(
-      `SELECT ${ORG_COLUMNS} FROM organizations o WHERE o.id = $1 AND o.parent_id = $2`,
-      [tenantId, resellerId],
-    );
-    return row ? orgRef(row) : null;
+  findTenant(resellerId: string, tenantId: string): Promise<OrgRef | null> {
+    return this.orgs.findTenantRef(resellerId, tenantId);
   }
 
   /** Writes the gathered `last_used_at` values in one statement. */
   async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
     const ids = [...this.lastUsed.keys()];
-    const times = ids.map((id) => this.lastUsed.get(id)!.toISOString());
+    const times = ids.map((id) => this.lastUsed.get(id)!);
     this.lastUsed.clear();
-    await this.dataSource.query(
-      `UPDATE api_keys k SET last_used_at = v.t
-         FROM unnest($1::varchar[], $2::timestamptz[]) AS v(id, t)
-        WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
-      [ids, times],
-    );
+    await this.credentials.recordLastUsed(ids, times);
   }
 
   async close(): Promise<void> {

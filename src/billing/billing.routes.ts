@@ -1,44 +1,42 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { pageOf } from '../http/pagination.js';
 import { pageOfItems, type PageParams } from '../lib/pagination.js';
-import { db } from '../lib/db.js';
 import { addOnSchema, balanceSchema, billingListQuery, paymentSchema, planSchema, receiptSchema, referralsSchema } from './billing.schemas.js';
-import { listAddOns, listPlans } from './catalog.js';
-import { listPayments, listReceipts } from './credits.js';
-import { balanceOf } from './ledger.js';
+import type { BillingService } from './billing.service.js';
+import { listAddOns } from './catalog.js';
 
 /**
  * The billing area (CONTRACT.md "Other areas: closed to tenants"): the paying organization's
  * money. A tenant pays nothing itself, so every route here is closed inside a tenant.
  */
-export function billingRoutes(api: ApiRouter): void {
+export function billingRoutes(api: ApiRouter, billing: BillingService): void {
   api
     .get('/balance', {
       summary: 'Read the account balance',
       tenant: 'forbidden',
       response: balanceSchema,
-      handler: ({ actor }) => balanceOf(db.manager, actor.org.id),
+      handler: ({ actor }) => billing.balance(actor),
     })
     .get<PageParams>('/payments', {
       summary: 'List payments',
       tenant: 'forbidden',
       query: billingListQuery,
       response: pageOf(paymentSchema),
-      handler: ({ actor, query }) => listPayments(actor, query),
+      handler: ({ actor, query }) => billing.payments(actor, query),
     })
     .get<PageParams>('/receipts', {
       summary: 'List receipts',
       tenant: 'forbidden',
       query: billingListQuery,
       response: pageOf(receiptSchema),
-      handler: ({ actor, query }) => listReceipts(actor, query),
+      handler: ({ actor, query }) => billing.receipts(actor, query),
     })
     .get<PageParams>('/plans', {
       summary: 'List plans',
       tenant: 'forbidden',
       query: billingListQuery,
       response: pageOf(planSchema),
-      handler: ({ actor, query }) => listPlans(actor, query),
+      handler: ({ actor, query }) => billing.plans(actor, query),
     })
     .get<PageParams>('/add-ons', {
       summary: 'List add-ons',

@@ -1,8 +1,6 @@
-import type { Actor } from '../auth/actor.js';
 import { pageOfItems, type Page, type PageParams } from '../lib/pagination.js';
-import { db } from '../lib/db.js';
 import { formatMoney } from '../lib/money.js';
-import { loadOrganization } from '../orgs/organization.service.js';
+import type { Organization } from '../orgs/organization.entity.js';
 
 export interface PlanView {
   id: string;
@@ -38,9 +36,8 @@ const ADD_ONS: readonly AddOnView[] = [
   { id: 'call_recording', name: 'Call recording', description: 'Recordings of the organization\'s calls.' },
 ];
 
-/** `GET /v1/plans`: the catalog of plans, with the acting organization's rates. */
-export async function listPlans(actor: Actor, page: PageParams): Promise<Page<PlanView>> {
-  const org = await loadOrganization(db.manager, actor.org.id);
+/** `GET /v1/plans`: the catalog of plans, with the organization's rates. */
+export function plansOf(org: Pick<Organization, 'ratePerMinuteMicros' | 'ratePerTextMicros' | 'currency'>, page: PageParams): Page<PlanView> {
   const plans = PLANS.map((plan) => ({
     ...plan,
     rates: { per_minute: formatMoney(org.ratePerMinuteMicros), per_text: formatMoney(org.ratePerTextMicros) },

@@ -1,13 +1,13 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { pageOf } from '../http/pagination.js';
 import { createInviteSchema, type InviteInput, inviteSchema, type InvitesQuery, listInvitesQuery } from './invites.schemas.js';
-import { createInvite, listInvites } from './invites.service.js';
+import type { InvitesService } from './invites.service.js';
 
 /**
  * `/v1/invites` (CONTRACT.md "Other areas: closed to tenants"): people invited to become
  * members of the organization; closed inside a tenant (SPEC.md §4.1 rule 2).
  */
-export function inviteRoutes(api: ApiRouter): void {
+export function inviteRoutes(api: ApiRouter, invites: InvitesService): void {
   api
     .post<InviteInput>('/invites', {
       summary: 'Invite someone to become a member',
@@ -16,13 +16,13 @@ export function inviteRoutes(api: ApiRouter): void {
       tenant: 'forbidden',
       body: createInviteSchema,
       response: inviteSchema,
-      handler: ({ actor, body }) => createInvite(actor, body),
+      handler: ({ actor, body }) => invites.create(actor, body),
     })
     .get<InvitesQuery>('/invites', {
       summary: 'List invites',
       tenant: 'forbidden',
       query: listInvitesQuery,
       response: pageOf(inviteSchema),
-      handler: ({ actor, query }) => listInvites(actor, query),
+      handler: ({ actor, query }) => invites.list(actor, query),
     });
 }

@@ -87,3 +87,10 @@ export class Organization {
   @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
   createdAt!: Date;
 }
+
+/**
+ * Whether an organization is a tenant (a reseller's, paid for by it): the one test of it in code.
+ * A tenant has no login, balance or operator settings of its own, and no public booking page
+ * (SPEC.md §1). The repository's SQL says the same with `parent_id IS NOT NULL`.
+ */
+export const isTenant = (org: Pick<Organization, 'parentId'>): boolean => org.parentId !== null;

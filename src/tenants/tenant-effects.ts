@@ -1,7 +1,20 @@
-import { TERMINAL_SQL } from '../calls/call.entity.js';
+import { UnrecoverableError } from 'bullmq';
 import type { CallEngine } from '../calls/engine.js';
-import { db } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+
+/**
+ * What a disabled tenant's effects need of the campaigns and calls domains, which own those
+ * rules (a running campaign, a call not yet ended).
+ */
+export interface TenantActivity {
+  /** Pauses the organization's running campaigns; returns how many. */
+  pauseRunningCampaigns(orgId: string): Promise<number>;
+  /** The organization's calls not yet ended. */
+  openCallIds(orgId: string): Promise<string[]>;
+  /** Of `orgIds`, those with a running campaign or a call not yet ended. */
+  withActivity(orgIds: string[]): Promise<string[]>;
+}
 
 /**
  * The side effects of a disabled tenant (SPEC.md §3.1), idempotent: running campaigns pause;
@@ -10,29 +23,34 @@ import { logger } from '../lib/logger.js';
  * answering and no text is sent because the tenant is disabled: see receiveInbound and
  * sendConfirmation.) Nothing is deleted. An enabled tenant needs nothing undone.
  */
-export async function applyTenantState(engine: CallEngine, tenantId: string): Promise<{ paused: number; ended: number }> {
-  const [tenant] = await db.query('SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND parent_id IS NOT NULL', [tenantId]);
-  if (!tenant?.disabled) return { paused: 0, ended: 0 };
-  const [, paused] = await db.query(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [tenantId]);
-  const open: Array<{ id: string }> = await db.query(
-    `SELECT id FROM calls WHERE org_id = $1 AND status NOT IN ${TERMINAL_SQL}`,
-    [tenantId],
-  );
-  const ended = await engine.end(
-    open.map((c) => c.id),
-    { status: 'canceled', endReason: 'tenant_disabled', at: tenant.disabled_at ?? new Date() },
-  );
-  if (paused || ended.length) logger.info({ tenantId, paused, ended: ended.length }, 'tenant disabled: campaigns paused, calls ended');
-  return { paused, ended: ended.length };
-}
+export class TenantEffects {
+  constructor(
+    private readonly orgs: OrganizationsRepository,
+    private readonly activity: TenantActivity,
+    private readonly engine: CallEngine,
+  ) {}
 
-/** Disabled tenants that still have something running (a lost job is made up here). */
-export async function tenantsNeedingEffects(): Promise<string[]> {
-  const rows: Array<{ id: string }> = await db.query(
-    `SELECT o.id FROM organizations o
-      WHERE o.disabled AND o.parent_id IS NOT NULL
-        AND (EXISTS (SELECT 1 FROM campaigns k WHERE k.org_id = o.id AND k.state = 'running')
-          OR EXISTS (SELECT 1 FROM calls c WHERE c.org_id = o.id AND c.status NOT IN ${TERMINAL_SQL}))`,
-  );
-  return rows.map((r) => r.id);
+  /**
+   * Applies a tenant's state (the `apply-state` job). A tenant enabled again since is left as it
+   * is. An id that is no tenant's cannot become one (tenants are never deleted, and the job is
+   * enqueued after the change commits): retrying cannot help, so the job fails for good.
+   */
+  async apply(tenantId: string): Promise<{ paused: number; ended: number }> {
+    const tenant = await this.orgs.tenantState(tenantId);
+    if (!tenant) throw new UnrecoverableError(`no tenant ${tenantId}`);
+    if (!tenant.disabled) return { paused: 0, ended: 0 };
+    const paused = await this.activity.pauseRunningCampaigns(tenantId);
+    const ended = await this.engine.end(await this.activity.openCallIds(tenantId), {
+      status: 'canceled',
+      endReason: 'tenant_disabled',
+      at: tenant.disabledAt ?? new Date(),
+    });
+    if (paused || ended.length) logger.info({ tenantId, paused, ended: ended.length }, 'tenant disabled: campaigns paused, calls ended');
+    return { paused, ended: ended.length };
+  }
+
+  /** Applies the state of every disabled tenant that still has something running (a lost job is made up here). */
+  async sweep(): Promise<void> {
+    for (const tenantId of await this.activity.withActivity(await this.orgs.disabledTenantIds())) await this.apply(tenantId);
+  }
 }

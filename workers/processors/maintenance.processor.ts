@@ -1,4 +1,3 @@
-import { purgeExpiredSessions } from '../../src/auth/sessions.js';
 import { maintainHistory } from '../../src/history/history-partitions.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Processors } from '../run-worker.js';
@@ -7,7 +6,7 @@ export const maintenanceProcessors = ({ db, services }: Runtime): Processors<'ma
   /** Deletes idempotency records past their 24 hours and expired sessions. */
   'purge-expired': async () => ({
     idempotencyRecords: await services.idempotency.purgeExpired(),
-    sessions: await purgeExpiredSessions(),
+    sessions: await services.sessions.purgeExpired(),
   }),
   /** Partitions of the history tables: made days ahead, dropped past retention (src/history/history-partitions.ts). */
   'history-partitions': () => maintainHistory(db),

@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { db } from '../../src/lib/db.js';
 import { createRedis } from '../../src/lib/redis.js';
+import { createRuntime } from '../../src/runtime.js';
 import {
   addMember,
   appOver,
@@ -17,7 +18,7 @@ import {
   twoApiProcesses,
   uniqueEmail,
 } from '../helpers/api.js';
-import { unreachableRedis } from '../helpers/redis.js';
+import { redisForTests, unreachableRedis } from '../helpers/redis.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -110,6 +111,20 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
     expectStatus(await listApiKeys(token), 200);
     await db.query(`UPDATE sessions SET expires_at = now() - interval '1 minute' WHERE token_hash = $1`, [sha256Hex(token)]);
     expectError(await listApiKeys(token), 401, 'unauthorized');
+  });
+
+  it('the maintenance purge deletes expired sessions and keeps live ones', async () => {
+    const { email } = await member();
+    const [expired, live] = [await sessionOf(email), await sessionOf(email)];
+    await db.query(`UPDATE sessions SET expires_at = now() - interval '1 minute' WHERE token_hash = $1`, [sha256Hex(expired)]);
+    const runtime = createRuntime({ db, redis: redisForTests() });
+    try {
+      expect(await runtime.services.sessions.purgeExpired()).to.be.at.least(1);
+    } finally {
+      await runtime.close();
+    }
+    const left = await db.query('SELECT token_hash FROM sessions WHERE token_hash = ANY($1)', [[sha256Hex(expired), sha256Hex(live)]]);
+    expect(left).to.deep.equal([{ token_hash: sha256Hex(live) }]);
   });
 
   describe('400 invalid_request', () => {

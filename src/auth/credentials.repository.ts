@@ -1,0 +1,121 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { column, rowShape, where, type RowOf } from '../lib/sql.js';
+import { ORG_REF, orgRefOf } from '../orgs/organizations.repository.js';
+import type { OrgRef } from './actor.js';
+import type { Capability } from './capabilities.js';
+
+// Key and token hashes are selected only by the two lookups that compare them (`findKeyByHash`,
+// `findSessionByHash`); every other read leaves them out, as the entities' `select: false` does.
+
+/** An API key as the API shows it: never its hash. */
+const API_KEY = rowShape('api_keys', {
+  id: column<string>(),
+  label: column<string>(),
+  permissions: column<Capability[]>(),
+  prefix: column<string>(),
+  created_at: column<Date>(),
+  last_used_at: column<Date | null>(),
+});
+
+export type ApiKeyRow = RowOf<typeof API_KEY.columns>;
+
+/** A live key found by its hash, from `api_keys k` (the organization is joined as `o`). */
+const KEY_CREDENTIAL = rowShape('api_keys', {
+  key_id: column<string>('k.id'),
+  key_hash: column<string>(),
+  member_id: column<string>(),
+  permissions: column<Capability[]>(),
+});
+
+/** A live session found by its hash, from `sessions s` joined with its member `m` (and organization `o`). */
+const SESSION_CREDENTIAL = rowShape('sessions', {
+  session_id: column<string>('s.id'),
+  token_hash: column<string>(),
+  member_id: column<string>('m.id'),
+  capabilities: column<Capability[]>('m.capabilities'),
+});
+
+/** A credential as stored: its hash, to compare in constant time, and whose it is. */
+export type StoredKey = RowOf<typeof KEY_CREDENTIAL.columns> & { org: OrgRef };
+export type StoredSession = RowOf<typeof SESSION_CREDENTIAL.columns> & { org: OrgRef };
+
+/** The credentials: API keys (`api_keys`) and members' sessions (`sessions`). */
+export class CredentialsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  // API keys.
+
+  /** Inserts a key (its hash, never the raw key) and returns it as shown. */
+  async insertKey(
+    em: EntityManager,
+    key: { id: string; orgId: string; memberId: string; label: string; permissions: Capability[]; prefix: string; keyHash: string },
+  ): Promise<ApiKeyRow> {
+    const [row] = await em.query(
+      `INSERT INTO api_keys (id, org_id, member_id, label, permissions, prefix, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       RETURNING ${API_KEY.select()}`,
+      [key.id, key.orgId, key.memberId, key.label, key.permissions, key.prefix, key.keyHash],
+    );
+    return row;
+  }
+
+  /** A page of the organization's keys not revoked, newest first. */
+  listKeys<V>(orgId: string, page: PageParams, present: (row: ApiKeyRow) => V): Promise<Page<V>> {
+    return listPage(this.db, { select: API_KEY.select(), from: API_KEY.from(), where: where('org_id = ? AND revoked_at IS NULL', orgId) }, page, present);
+  }
+
+  /** Revokes one of the organization's keys; false when it has no such key not yet revoked. */
+  async revokeKey(orgId: string, keyId: string): Promise<boolean> {
+    const [, affected] = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [keyId, orgId]);
+    return affected > 0;
+  }
+
+  /** The key not revoked whose hash this is, with its organization; null when there is none. */
+  async findKeyByHash(hash: string): Promise<StoredKey | null> {
+    const [row] = await this.db.query(
+      `SELECT ${KEY_CREDENTIAL.select('k')}, ${ORG_REF.select('o')}
+         FROM api_keys k JOIN organizations o ON o.id = k.org_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [hash],
+    );
+    return row ? { key_id: row.key_id, key_hash: row.key_hash, member_id: row.member_id, permissions: row.permissions, org: orgRefOf(row) } : null;
+  }
+
+  /** Writes keys' `last_used_at` in one statement, never moving one back. */
+  async recordLastUsed(ids: string[], times: Date[]): Promise<void> {
+    await this.db.query(
+      `UPDATE api_keys k SET last_used_at = v.t
+         FROM unnest($1::varchar[], $2::timestamptz[]) AS v(id, t)
+        WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
+      [ids, times.map((t) => t.toISOString())],
+    );
+  }
+
+  // Sessions.
+
+  async insertSession(session: { id: string; memberId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
+    await this.db.query('INSERT INTO sessions (id, member_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)', [
+      session.id,
+      session.memberId,
+      session.tokenHash,
+      session.expiresAt,
+    ]);
+  }
+
+  /** The session not expired whose hash this is, with its member's capabilities and organization; null when there is none. */
+  async findSessionByHash(hash: string): Promise<StoredSession | null> {
+    const [row] = await this.db.query(
+      `SELECT ${SESSION_CREDENTIAL.select('s')}, ${ORG_REF.select('o')}
+         FROM sessions s JOIN members m ON m.id = s.member_id JOIN organizations o ON o.id = m.org_id
+        WHERE s.token_hash = $1 AND s.expires_at > now()`,
+      [hash],
+    );
+    return row ? { session_id: row.session_id, token_hash: row.token_hash, member_id: row.member_id, capabilities: row.capabilities, org: orgRefOf(row) } : null;
+  }
+
+  /** Deletes sessions that have expired; returns how many. */
+  async purgeExpiredSessions(): Promise<number> {
+    const [, affected] = await this.db.query('DELETE FROM sessions WHERE expires_at <= now()');
+    return affected;
+  }
+}

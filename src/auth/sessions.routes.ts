@@ -1,0 +1,27 @@
+import { Router } from 'express';
+import Joi from 'joi';
+import { isoTime, responseSchema } from '../http/schemas.js';
+import type { RouteDoc } from '../http/route-doc.js';
+import { validate } from '../http/validate.js';
+import type { SessionsService } from './sessions.service.js';
+
+/** `POST /v1/sessions`: a session token and when it expires. */
+const sessionSchema = responseSchema('Session', { token: Joi.string(), expires_at: isoTime() });
+
+const signInSchema = Joi.object({
+  email: Joi.string().trim().lowercase().email().max(254).required(),
+  password: Joi.string().min(1).max(1024).required(),
+});
+
+/**
+ * `POST /v1/sessions`: the one `/v1` route that needs no credential. The client address is
+ * `req.ip`, which honours X-Forwarded-For only as far as `TRUST_PROXY` says.
+ */
+export function sessionRoutes(sessions: SessionsService): { router: Router; routes: RouteDoc[] } {
+  const router = Router();
+  router.post('/sessions', async (req, res) => {
+    const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');
+    res.status(201).json(await sessions.signIn(body.email, body.password, req.ip));
+  });
+  return { router, routes: [{ method: 'post', path: '/sessions', summary: 'Sign in with email and password for a session token', body: signInSchema, status: 201, response: sessionSchema, caller: 'anyone', errors: { 401: ['unauthorized'], 429: ['rate_limited'] } }] };
+}
