@@ -2,10 +2,16 @@ import type { DataSource } from 'typeorm';
 import { ApiKeysService } from './auth/api-keys.service.js';
 import { CallLimits } from './calls/call-limits.js';
 import { CallJobs } from './calls/calls.jobs.js';
+import { CallsRepository } from './calls/calls.repository.js';
 import { CallsService } from './calls/calls.service.js';
 import { CallEngine } from './calls/engine.js';
-import { campaignCallEndHooks } from './campaigns/campaign-runner.js';
+import { CallSweeper } from './calls/sweeper.js';
+import { CampaignRunner, campaignCallEndHooks } from './campaigns/campaign-runner.js';
+import { CampaignsRepository } from './campaigns/campaigns.repository.js';
 import { CampaignsService } from './campaigns/campaigns.service.js';
+import { Carriers } from './carrier/carriers.js';
+import { CarrierConnectionService } from './carrier/connection.service.js';
+import { SimulatorCarrier } from './carrier/simulator.js';
 import { config } from './config.js';
 import { entities } from './entities.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
@@ -13,6 +19,12 @@ import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
 import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
 import type { RedisClient } from './lib/redis.js';
+import { MessagesRepository } from './messaging/messages.repository.js';
+import { MessagesService } from './messaging/messages.service.js';
+import { SmsSenderService } from './messaging/sms-sender.service.js';
+import { ConfirmationTexts } from './messaging/texts.js';
+import { PhoneNumbersRepository } from './numbers/phone-numbers.repository.js';
+import { PhoneNumbersService } from './numbers/phone-numbers.service.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
@@ -51,12 +63,27 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     webhooks: new WebhookJobs(queues.webhooks),
   };
 
-  const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
+  // Calls, their carrier, numbers, texts and campaigns.
+  const carrierConnection = new CarrierConnectionService(db);
+  const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
+  const calls = new CallsRepository(db);
+  const campaigns = new CampaignsRepository(db);
+  const messages = new MessagesRepository(db);
+  const numbers = new PhoneNumbersRepository();
+  const smsSender = new SmsSenderService(db, numbers, messages);
+  const texts = new ConfirmationTexts(messages, carriers);
+  const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   const services = {
     apiKeys: new ApiKeysService(redis),
-    calls: new CallsService(engine),
-    campaigns: new CampaignsService(jobs.calls),
+    calls: new CallsService(db, calls, numbers, engine),
+    callSweeper: new CallSweeper(engine, calls, campaigns),
+    campaigns: new CampaignsService(db, campaigns, jobs.calls),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, engine),
+    carrierConnection,
+    messages: new MessagesService(messages),
+    phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender),
+    smsSender,
     idempotency: new IdempotencyService(db),
     orgs: new OrgsService(redis),
     tenants: new TenantsService(redis, jobs.tenants),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JobQueue } from '../lib/queues.js';
 import { redisKey, type RedisClient } from '../lib/redis.js';
-import type { CarrierReport, ScheduledReport } from './carrier.js';
+import type { CarrierReport, ScheduledReport } from '../carrier/carrier.js';
 
 export interface DispatchJob {
   orgId: string;
@@ -88,4 +88,6 @@ export class CallJobs {
   async campaignTick(campaignId: string, delayMs = 0): Promise<void> {
     await this.queue.add('campaign-tick', { campaignId }, { delay: Math.max(0, delayMs) });
   }
+
 }
+

@@ -40,11 +40,3 @@ export class SimulatorCarrier implements CarrierAdapter {
     // The simulator delivers texts instantly and nowhere; the message row is the record.
   }
 }
-
-/** The carrier for an organization's `carrier_provider`. */
-export function carrierFor(provider: string): CarrierAdapter {
-  if (provider === 'simulator') return simulator;
-  throw new Error(`unknown carrier provider ${provider}`);
-}
-
-const simulator = new SimulatorCarrier();

@@ -1,4 +1,4 @@
-import type { SimulateScript } from './call.entity.js';
+import type { SimulateScript } from '../calls/call.entity.js';
 
 /** What the carrier reports about a call; the engine turns these into status changes. */
 export type CarrierReport =
@@ -23,7 +23,8 @@ export interface DialRequest {
 }
 
 /**
- * A telephony provider. The engine depends only on this: a real provider is a second
+ * A telephony provider. The engine, numbers and texts depend only on this interface (each
+ * organization's through the `Carriers` lookup they are given): a real provider is a second
  * implementation whose reports arrive through its own webhooks instead of a schedule.
  */
 export interface CarrierAdapter {

@@ -1,0 +1,56 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { newId } from '../lib/ids.js';
+import { listPage, type Page, type PageParams } from '../lib/pagination.js';
+import { column, rowShape, where, type RowOf } from '../lib/sql.js';
+import { Message } from './message.entity.js';
+
+/** A text as its list shows it, with its payer's currency. */
+const messageRow = rowShape('messages', {
+  id: column<string>(),
+  call_id: column<string | null>(),
+  from_number: column<string>(),
+  to_number: column<string>(),
+  body: column<string>(),
+  charge_micros: column<string>(),
+  created_at: column<Date>(),
+  // A tenant's texts are paid by its reseller, in the reseller's currency.
+  currency: column<string>('(SELECT currency FROM organizations payer WHERE payer.id = messages.payer_org_id)'),
+});
+export type MessageRow = RowOf<typeof messageRow.columns>;
+
+/** A text to record. */
+export interface NewText {
+  orgId: string;
+  payerOrgId: string;
+  callId: string;
+  fromNumber: string;
+  toNumber: string;
+  body: string;
+  chargeMicros: bigint;
+}
+
+/** The texts the organizations' agents send (`messages`), and the texting sender setting's one conditional write. */
+export class MessagesRepository {
+  constructor(private readonly db: DataSource) {}
+
+  /** A page of the organization's texts, newest first; only the text of `call_id` when given. */
+  list<T>(orgId: string, query: PageParams & { call_id?: string }, present: (row: MessageRow) => T): Promise<Page<T>> {
+    const filters = where('org_id = ?', orgId).equal('call_id', query.call_id);
+    return listPage(this.db, { select: messageRow.select(), from: messageRow.from(), where: filters }, query, present);
+  }
+
+  /** Records a text in the caller's transaction; returns its id. */
+  async insert(em: EntityManager, text: NewText): Promise<string> {
+    const id = newId('msg');
+    await em.insert(Message, { id, ...text });
+    return id;
+  }
+
+  /**
+   * Clears the organization's sending number if it is `phoneNumber` (one condition, one
+   * statement: a sender set to another number meanwhile stays).
+   */
+  async clearSmsSenderIf(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
+    await em.query('UPDATE organizations SET sms_sender = NULL WHERE id = $1 AND sms_sender = $2', [orgId, phoneNumber]);
+  }
+}
