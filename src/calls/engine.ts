@@ -102,12 +102,13 @@ export class CallEngine {
 
   /**
    * Ends unfinished calls in one transaction: status, event, charge per started second,
-   * confirmation text, other domains' hooks, ledger. Returns the calls it ended.
+   * confirmation text (recorded and charged; sent by a job after commit), other domains'
+   * hooks, ledger. Returns the calls it ended.
    */
   async end(callIds: string[], request: EndRequest): Promise<EndedCall[]> {
-    const ended = await this.db.transaction(async (em) => {
+    const { ended, texts } = await this.db.transaction(async (em) => {
       const open = await this.calls.lockOpen(em, callIds);
-      if (open.length === 0) return [];
+      if (open.length === 0) return { ended: [], texts: [] };
       const ids = open.map((c) => c.id);
       if (request.status === 'completed' || request.status === 'no_answer') await this.calls.catchUpRinging(em, ids, request.at);
       if (request.status === 'completed') {
@@ -128,21 +129,28 @@ export class CallEngine {
         return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at };
       });
       const result = await this.calls.markEnded(em, endings);
+      const texts: string[] = [];
       for (const call of result) {
-        const text = await this.texts.sendConfirmation(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
-        if (text) ledger.push(text);
+        const text = await this.texts.record(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
+        if (!text) continue;
+        texts.push(text.messageId);
+        if (text.charge) ledger.push(text.charge);
       }
       for (const hook of this.hooks) await hook.during(em, result);
       // Last, so each payer's balance row is locked only for the commit.
       await appendLedger(em, ...ledger);
-      return result;
+      return { ended: result, texts };
     });
-    if (ended.length) await this.afterEnd(ended);
+    if (ended.length) await this.afterEnd(ended, texts);
     return ended;
   }
 
-  /** Slot release, admission of the next waiting calls, and other domains' follow-ups. */
-  private async afterEnd(calls: EndedCall[]): Promise<void> {
+  /**
+   * After the ending committed: the texts' sends, slot release, admission of the next waiting
+   * calls, and other domains' follow-ups. Lost (a crash, Redis away), the sweeper makes each up.
+   */
+  private async afterEnd(calls: EndedCall[], texts: string[]): Promise<void> {
+    await this.jobs.sendTexts(texts);
     const byOrg = new Map<string, string[]>();
     for (const call of calls) byOrg.set(call.orgId, [...(byOrg.get(call.orgId) ?? []), call.id]);
     for (const [orgId, ids] of byOrg) {

@@ -1,5 +1,6 @@
 import type { CampaignsRepository } from '../campaigns/campaigns.repository.js';
 import { logger } from '../lib/logger.js';
+import type { MessagesRepository } from '../messaging/messages.repository.js';
 import type { CallsRepository } from './calls.repository.js';
 import type { CallEngine } from './engine.js';
 
@@ -18,9 +19,10 @@ export class CallSweeper {
     private readonly engine: CallEngine,
     private readonly calls: CallsRepository,
     private readonly campaigns: CampaignsRepository,
+    private readonly messages: MessagesRepository,
   ) {}
 
-  async sweep(): Promise<{ requeued: number; redialed: number; released: number }> {
+  async sweep(): Promise<{ requeued: number; redialed: number; released: number; texts: number }> {
     const { engine } = this;
     // 1. Outbound calls committed as queued but never dialed: back into their admission queue.
     const waiting = await this.calls.undialedOutbound(GRACE_SECONDS, SWEEP_BATCH);
@@ -48,8 +50,12 @@ export class CallSweeper {
     // 4. Running campaigns: a tick lost between a call's end and its follow-up is made up here.
     for (const id of await this.campaigns.runningIds()) await engine.jobs.campaignTick(id);
 
-    const result = { requeued: waiting.length, redialed: stalled.length, released };
-    if (result.requeued || result.redialed || result.released) logger.info(result, 'call sweeper re-drove unfinished work');
+    // 5. Texts recorded with their call's end and still not sent whose send job is gone (lost
+    //    between the commit and the enqueue, or with Redis): queued again.
+    const texts = await engine.jobs.resendLostTexts(await this.messages.unsentIds(GRACE_SECONDS, SWEEP_BATCH));
+
+    const result = { requeued: waiting.length, redialed: stalled.length, released, texts };
+    if (result.requeued || result.redialed || result.released || result.texts) logger.info(result, 'call sweeper re-drove unfinished work');
     return result;
   }
 }

@@ -22,6 +22,15 @@ export interface DialRequest {
   simulate: SimulateScript;
 }
 
+/** A text as the carrier sees it. */
+export interface TextRequest {
+  /** Our id of the text (the message's): a carrier that takes an idempotency key is given this one. */
+  reference: string;
+  from: string;
+  to: string;
+  body: string;
+}
+
 /**
  * A telephony provider. The engine, numbers and texts depend only on this interface (each
  * organization's through the `Carriers` lookup they are given): a real provider is a second
@@ -36,6 +45,6 @@ export interface CarrierAdapter {
    * them durably, so a worker dying mid-call loses nothing. Must be idempotent per call.
    */
   dial(request: DialRequest): Promise<ScheduledReport[]>;
-  /** Sends a text. */
-  sendText(message: { from: string; to: string; body: string }): Promise<void>;
+  /** Sends a text; resolves once the carrier accepted it. */
+  sendText(text: TextRequest): Promise<void>;
 }

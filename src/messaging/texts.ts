@@ -17,19 +17,27 @@ async function senderFor(em: EntityManager, org: Organization): Promise<string |
   return (await loadOrganization(em, org.parentId)).smsSender;
 }
 
+/** A confirmation recorded in the ending transaction: the text to send after commit, and its charge. */
+export interface RecordedText {
+  messageId: string;
+  /** The ledger line of its `per_text` charge (none at a rate of zero), for the caller to append. */
+  charge: LedgerLine | null;
+}
+
 /**
- * After a call ends `positive`, the agent texts one confirmation to the contact, in the
- * transaction that ends the call (the unique `call_id` makes a second text for the same call
- * impossible).
+ * The confirmation an agent texts to the contact after a call ends `positive`. It is recorded
+ * with its charge in the transaction that ends the call (the unique `call_id` makes a second
+ * text for the same call impossible, and the charge commits with the call); the carrier is
+ * called by a `send-text` job after commit, never inside the transaction.
  */
 export class ConfirmationTexts {
   constructor(
     private readonly messages: MessagesRepository,
-    private readonly carriers: Pick<Carriers, 'get'>,
+    private readonly carriers: Pick<Carriers, 'ofOrg'>,
   ) {}
 
-  /** Sends the confirmation of an ended call, if it gets one; returns the ledger line of its `per_text` charge, for the caller to append. */
-  async sendConfirmation(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<LedgerLine | null> {
+  /** Records the confirmation of an ended call, if it gets one, in the ending transaction `em`. */
+  async record(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<RecordedText | null> {
     if (call.outcome !== 'positive' || org.disabled) return null;
     const from = await senderFor(em, org);
     if (!from) return null;
@@ -43,7 +51,19 @@ export class ConfirmationTexts {
       chargeMicros: payer.ratePerTextMicros,
     };
     const messageId = await this.messages.insert(em, text);
-    await this.carriers.get(org.carrierProvider).sendText({ from, to: text.toNumber, body: text.body });
-    return textCharge({ id: messageId, orgId: org.id }, payer);
+    return { messageId, charge: textCharge({ id: messageId, orgId: org.id }, payer) };
+  }
+
+  /**
+   * Hands a recorded text to its organization's carrier and records that it was accepted. A
+   * text sent already is skipped, so a job run twice (or a sweep's re-run) sends it once.
+   */
+  async send(messageId: string): Promise<'sent' | 'already sent'> {
+    const text = await this.messages.findUnsent(messageId);
+    if (!text) return 'already sent';
+    const carrier = await this.carriers.ofOrg(text.org_id);
+    await carrier.sendText({ reference: text.id, from: text.from_number, to: text.to_number, body: text.body });
+    await this.messages.markSent(text.id);
+    return 'sent';
   }
 }

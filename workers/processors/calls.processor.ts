@@ -1,7 +1,7 @@
 import type { Runtime } from '../../src/runtime.js';
 import type { Processors } from '../run-worker.js';
 
-/** The `calls` queue: admission, dialing, carrier reports, the sweeper and campaign ticks. */
+/** The `calls` queue: admission, dialing, carrier reports, the sweeper, campaign ticks and texts' sends. */
 export function callsProcessors({ engine, services }: Runtime): Processors<'calls'> {
   return {
     dispatch: (job) => engine.dispatch(job.data.orgId),
@@ -9,5 +9,6 @@ export function callsProcessors({ engine, services }: Runtime): Processors<'call
     report: (job) => engine.applyReport(job.data.callIds, job.data.report, new Date(job.data.at)),
     sweep: () => services.callSweeper.sweep(),
     'campaign-tick': (job) => services.campaignRunner.tick(job.data.campaignId),
+    'send-text': (job) => services.texts.send(job.data.messageId),
   };
 }
