@@ -11,10 +11,16 @@ import { LocationsRepository } from './booking/locations.repository.js';
 import { ServicesRepository } from './booking/services.repository.js';
 import { CallLimits } from './calls/call-limits.js';
 import { CallJobs } from './calls/calls.jobs.js';
+import { CallsRepository } from './calls/calls.repository.js';
 import { CallsService } from './calls/calls.service.js';
 import { CallEngine } from './calls/engine.js';
-import { campaignCallEndHooks } from './campaigns/campaign-runner.js';
+import { CallSweeper } from './calls/sweeper.js';
+import { CampaignRunner, campaignCallEndHooks } from './campaigns/campaign-runner.js';
+import { CampaignsRepository } from './campaigns/campaigns.repository.js';
 import { CampaignsService } from './campaigns/campaigns.service.js';
+import { Carriers } from './carrier/carriers.js';
+import { CarrierConnectionService } from './carrier/connection.service.js';
+import { SimulatorCarrier } from './carrier/simulator.js';
 import { config } from './config.js';
 import { ContactsRepository } from './contacts/contacts.repository.js';
 import { entities } from './entities.js';
@@ -23,6 +29,12 @@ import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
 import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
 import type { RedisClient } from './lib/redis.js';
+import { MessagesRepository } from './messaging/messages.repository.js';
+import { MessagesService } from './messaging/messages.service.js';
+import { SmsSenderService } from './messaging/sms-sender.service.js';
+import { ConfirmationTexts } from './messaging/texts.js';
+import { PhoneNumbersRepository } from './numbers/phone-numbers.repository.js';
+import { PhoneNumbersService } from './numbers/phone-numbers.service.js';
 import { InvitesRepository } from './orgs/invites.repository.js';
 import { InvitesService } from './orgs/invites.service.js';
 import { OrgResourceService } from './orgs/org-resource.service.js';
@@ -83,7 +95,16 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     services: new ServicesRepository(db),
   };
 
-  const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
+  // Calls, their carrier, numbers, texts and campaigns.
+  const carrierConnection = new CarrierConnectionService(db);
+  const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
+  const calls = new CallsRepository(db);
+  const campaigns = new CampaignsRepository(db);
+  const messages = new MessagesRepository(db);
+  const numbers = new PhoneNumbersRepository();
+  const smsSender = new SmsSenderService(db, numbers, messages);
+  const texts = new ConfirmationTexts(messages, carriers);
+  const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
   const { organizations, credentials, ledger } = repositories;
@@ -106,8 +127,15 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     contacts: new OrgResourceService(resources.contacts),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
-    calls: new CallsService(engine),
-    campaigns: new CampaignsService(jobs.calls),
+    calls: new CallsService(db, calls, numbers, engine),
+    callSweeper: new CallSweeper(engine, calls, campaigns, messages),
+    campaigns: new CampaignsService(db, campaigns, jobs.calls),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, engine),
+    carrierConnection,
+    messages: new MessagesService(messages),
+    phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender),
+    smsSender,
+    texts,
     idempotency: new IdempotencyService(db),
     webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
   };

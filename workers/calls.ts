@@ -4,7 +4,7 @@ import { logger } from '../src/lib/logger.js';
 import { callsProcessors } from './processors/calls.processor.js';
 import { runWorker } from './run-worker.js';
 
-/** The `calls` worker process: the call engine on the simulated carrier, and campaigns. */
+/** The `calls` worker process: the call engine on the simulated carrier, campaigns, and texts' sends. */
 lowerCpuPriority(config.intakeNice);
 
 runWorker({

@@ -3,7 +3,7 @@ import { TIMESTAMP } from '../lib/columns.js';
 
 /**
  * The fields of every event body (SPEC.md §6.1), exactly the keys the database function
- * `call_event_payload()` (VoiceOrganization migration) builds; test/integration/calls.test.ts
+ * `call_event_payload()` (VoiceOrganization migration) builds; test/calls/calls.test.ts
  * holds the two to each other. Webhook endpoints rename these with `field_aliases`.
  */
 export const CALL_EVENT_FIELDS = [

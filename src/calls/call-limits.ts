@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { redisKey, scanKeys, tagOf, type RedisClient } from '../lib/redis.js';
-import { Organization } from '../orgs/organization.entity.js';
+import { CallsRepository } from './calls.repository.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -49,19 +49,25 @@ export function effectiveLimits(org: Limits, reseller: Limits | null): Limits {
 }
 
 /**
- * An organization (with its reseller as `parent`, for a tenant) and the limits in force for
- * it: what the engine admits by, what a campaign plans by and what a reseller reads.
+ * An organization and the limits in force for it, its reseller's ceiling as `parent`.
+ * @deprecated Only for the tenants service until it is given the calls repository: use
+ * `CallsRepository.orgWithLimits` (which this is), then delete this.
  */
-export async function orgWithLimits(em: EntityManager, orgId: string): Promise<{ org: Organization; limits: Limits } | null> {
-  const org = await em.findOne(Organization, { where: { id: orgId }, relations: { parent: true } });
-  return org && { org, limits: effectiveLimits(org, org.parent ?? null) };
+export async function orgWithLimits(em: EntityManager, orgId: string) {
+  const found = await new CallsRepository(em.connection).orgWithLimits(em, orgId);
+  return found && { org: { ...found.org, parent: found.org.ceiling }, limits: found.limits };
 }
 
 /** CONTRACT.md's shape of a pair of limits (a tenant's, a ceiling). */
 export const presentLimits = (limits: Limits) => ({ max_concurrent_calls: limits.maxConcurrentCalls, max_calls_per_hour: limits.maxCallsPerHour });
 
+/** The most calls one admission takes (and the engine dials as one batch). */
+const ADMISSION_BATCH = 100;
+
 export interface Admission {
   callIds: string[];
+  /** The batch is full: more calls may be waiting, admissible now. */
+  full: boolean;
   /** When the hourly window frees a start, if that is what stopped admission. */
   retryAt: Date | null;
 }
@@ -92,12 +98,13 @@ export class CallLimits {
     await this.redis.zadd(this.keys(orgId)[0], 'NX', ...args);
   }
 
-  async admit(orgId: string, limits: Limits, batch = 100): Promise<Admission> {
-    const [retryAt, ...callIds] = (await this.redis.eval(ADMIT, 3, ...this.keys(orgId), limits.maxConcurrentCalls, limits.maxCallsPerHour, batch)) as [
+  /** Admits up to a batch of the organization's waiting calls, in creation order, within `limits`. */
+  async admit(orgId: string, limits: Limits): Promise<Admission> {
+    const [retryAt, ...callIds] = (await this.redis.eval(ADMIT, 3, ...this.keys(orgId), limits.maxConcurrentCalls, limits.maxCallsPerHour, ADMISSION_BATCH)) as [
       number,
       ...string[],
     ];
-    return { callIds, retryAt: retryAt > 0 ? new Date(retryAt) : null };
+    return { callIds, full: callIds.length === ADMISSION_BATCH, retryAt: retryAt > 0 ? new Date(retryAt) : null };
   }
 
   /** Frees calls' concurrency slots (idempotent). Their starts still count for the hour. */

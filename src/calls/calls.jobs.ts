@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JobQueue } from '../lib/queues.js';
 import { redisKey, type RedisClient } from '../lib/redis.js';
-import type { CarrierReport, ScheduledReport } from './carrier.js';
+import type { CarrierReport, ScheduledReport } from '../carrier/carrier.js';
 
 export interface DispatchJob {
   orgId: string;
@@ -19,6 +19,13 @@ export interface ReportJob {
 export interface CampaignTickJob {
   campaignId: string;
 }
+/** A text recorded when its call ended, to hand to the carrier (see `ConfirmationTexts.send`). */
+export interface SendTextJob {
+  messageId: string;
+}
+
+/** The id of a text's `send-text` job: one job per text. */
+const sendTextJobId = (messageId: string) => `text-${messageId}`;
 
 /** A dispatch already requested and not yet started covers any further request for 30 s. */
 const DISPATCH_PENDING_SECONDS = 30;
@@ -88,4 +95,23 @@ export class CallJobs {
   async campaignTick(campaignId: string, delayMs = 0): Promise<void> {
     await this.queue.add('campaign-tick', { campaignId }, { delay: Math.max(0, delayMs) });
   }
+
+  /**
+   * Sends texts recorded in a committed transaction, one job each, `text-<message id>`: adding
+   * one whose job is still in the queue (waiting, running, or failed for support to retry)
+   * adds nothing.
+   */
+  async sendTexts(messageIds: string[]): Promise<void> {
+    if (messageIds.length === 0) return;
+    await this.queue.addBulk(messageIds.map((messageId) => ({ name: 'send-text', data: { messageId }, opts: { jobId: sendTextJobId(messageId) } })));
+  }
+
+  /** Of texts still unsent, sends those whose job is gone (lost with Redis, or never added); returns how many. */
+  async resendLostTexts(messageIds: string[]): Promise<number> {
+    const jobs = await Promise.all(messageIds.map((id) => this.queue.queue.getJob(sendTextJobId(id))));
+    const lost = messageIds.filter((_, i) => !jobs[i]);
+    await this.sendTexts(lost);
+    return lost.length;
+  }
 }
+

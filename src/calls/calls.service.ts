@@ -1,17 +1,14 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { payerOf } from '../billing/charges.js';
-import { Contact } from '../contacts/contact.entity.js';
-import { listPage, type Page, type PageParams } from '../lib/pagination.js';
-import { db } from '../lib/db.js';
+import type { Page, PageParams } from '../lib/pagination.js';
 import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
 import { formatMoney } from '../lib/money.js';
-import { where } from '../lib/sql.js';
-import { PhoneNumber } from '../numbers/phone-number.entity.js';
-import { Organization } from '../orgs/organization.entity.js';
-import type { Direction, SimulateScript } from './call.entity.js';
-import { insertQueuedCall, placeOutboundCall, type QueuedCall } from './call-store.js';
+import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
+import { loadOrganization } from '../orgs/organization.service.js';
+import type { SimulateScript } from './call.entity.js';
+import type { CallRow, CallsRepository, QueuedCall } from './calls.repository.js';
 import type { CreateCallInput } from './calls.schemas.js';
 import type { CallEngine } from './engine.js';
 
@@ -21,44 +18,9 @@ export class InsufficientBalanceError extends AppError {
   }
 }
 
-export type NewCall = Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId'>;
+type NewCall = Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId'>;
 
-/**
- * Writes a new `queued` call and its `call.queued` event, after checking that the paying
- * organization's balance is above zero (402 otherwise). For inbound calls, whose number is
- * the one called; outbound calls are placed by `placeOutboundCall`.
- */
-export async function queueCall(em: EntityManager, call: NewCall): Promise<QueuedCall> {
-  const payer = await payerOf(em, call.orgId);
-  if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
-  return insertQueuedCall(em, { ...call, payerOrgId: payer.id });
-}
-
-interface CallRow {
-  id: string;
-  org_id: string;
-  agent_id: string;
-  contact_id: string | null;
-  campaign_id: string | null;
-  direction: Direction;
-  status: string;
-  outcome: string | null;
-  end_reason: string | null;
-  phone_number: string;
-  our_number: string | null;
-  duration_seconds: number | null;
-  charge_micros: string | null;
-  currency: string;
-  started_at: Date | null;
-  ended_at: Date | null;
-  created_at: Date;
-}
-
-const CALL_COLUMNS = `c.id, c.org_id, c.agent_id, c.contact_id, c.campaign_id, c.direction, c.status, c.outcome, c.end_reason,
-  c.phone_number, c.our_number, c.duration_seconds, c.charge_micros, c.started_at, c.ended_at, c.created_at,
-  (SELECT currency FROM organizations p WHERE p.id = c.payer_org_id) AS currency`;
-
-export function presentCall(c: CallRow) {
+function presentCall(c: CallRow) {
   return {
     id: c.id,
     org_id: c.org_id,
@@ -82,7 +44,12 @@ export function presentCall(c: CallRow) {
 }
 
 export class CallsService {
-  constructor(private readonly engine: CallEngine) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly calls: CallsRepository,
+    private readonly numbers: PhoneNumbersRepository,
+    private readonly engine: CallEngine,
+  ) {}
 
   /**
    * Hands a committed call to the engine (Redis). The call exists once committed, so the answer
@@ -95,7 +62,7 @@ export class CallsService {
 
   /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. */
   async create(actor: Actor, input: CreateCallInput) {
-    const result = await placeOutboundCall(db.manager, {
+    const result = await this.calls.placeOutbound(this.db, {
       orgId: actor.org.id,
       agentId: input.agent_id,
       contactId: input.contact_id,
@@ -103,10 +70,8 @@ export class CallsService {
       simulate: input.simulate,
     });
     if (!result.placed) {
-      if (!result.agentFound) throw new NotFoundError('agent');
-      if (!result.contactFound) throw new NotFoundError('contact');
-      if (!result.campaignFound) throw new NotFoundError('campaign');
-      throw new InsufficientBalanceError();
+      if (result.reason === 'unfunded') throw new InsufficientBalanceError();
+      throw new NotFoundError(result.reason);
     }
     const { call, currency } = result;
     await this.handOff(call.id, () => this.engine.submitOutbound(call.orgId, [call]));
@@ -132,14 +97,24 @@ export class CallsService {
   }
 
   list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
-    const filters = where('c.org_id = ?', actor.org.id).matching(query, { status: 'c.status', direction: 'c.direction', campaign_id: 'c.campaign_id' });
-    return listPage(db, { select: CALL_COLUMNS, from: 'calls c', where: filters }, query, presentCall);
+    return this.calls.list(actor.org.id, query, presentCall);
   }
 
   async get(actor: Actor, id: string) {
-    const [row] = await db.query(`SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = $1 AND c.org_id = $2`, [id, actor.org.id]);
+    const row = await this.calls.find(id, actor.org.id);
     if (!row) throw new NotFoundError('call');
     return presentCall(row);
+  }
+
+  /**
+   * Writes a new `queued` call and its `call.queued` event, after checking that the paying
+   * organization's balance is above zero (402 otherwise). For inbound calls, whose number is
+   * the one called; outbound calls are placed by `CallsRepository.placeOutbound`.
+   */
+  private async queueCall(em: EntityManager, call: NewCall): Promise<QueuedCall> {
+    const payer = await payerOf(em, call.orgId);
+    if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
+    return this.calls.insertQueued(em, { ...call, payerOrgId: payer.id });
   }
 
   /**
@@ -147,17 +122,16 @@ export class CallsService {
    * CONTRACT.md §3): answered by the number's agent, through the same engine.
    */
   async receiveInbound(input: { to: string; from: string; simulate: SimulateScript }) {
-    const call = await db.transaction(async (em) => {
-      const number = await em.findOneBy(PhoneNumber, { phoneNumber: input.to });
+    const call = await this.db.transaction(async (em) => {
+      const number = await this.numbers.findByNumber(em, input.to);
       if (!number) throw new NotFoundError('phone_number', 'No organization has this number.');
-      const org = await em.findOneByOrFail(Organization, { id: number.orgId });
+      const org = await loadOrganization(em, number.orgId);
       if (org.disabled) throw new ConflictError('number_not_answering', 'This number does not answer: its organization is disabled.');
       if (!number.agentId) throw new ConflictError('number_not_answering', 'This number does not answer: no agent is assigned to it.');
-      const contact = await em.findOneBy(Contact, { orgId: org.id, phoneNumber: input.from });
-      return queueCall(em, {
+      return this.queueCall(em, {
         orgId: org.id,
         agentId: number.agentId,
-        contactId: contact?.id ?? null,
+        contactId: await this.calls.contactIdByNumber(em, org.id, input.from),
         campaignId: null,
         direction: 'inbound',
         phoneNumber: input.from,
@@ -166,7 +140,6 @@ export class CallsService {
       });
     });
     await this.handOff(call.id, () => this.engine.jobs.dial(call.id));
-    const [row] = await db.query(`SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = $1`, [call.id]);
-    return { call: presentCall(row) };
+    return { call: presentCall((await this.calls.find(call.id))!) };
   }
 }

@@ -1,15 +1,13 @@
-import { In, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { callCharge } from '../billing/charges.js';
 import { appendLedger, type LedgerLine } from '../billing/ledger.js';
-import { db } from '../lib/db.js';
-import { sendConfirmation } from '../messaging/texts.js';
-import { Organization } from '../orgs/organization.entity.js';
+import type { CarrierAdapter, CarrierReport, ScheduledReport } from '../carrier/carrier.js';
+import type { Carriers } from '../carrier/carriers.js';
+import type { ConfirmationTexts } from '../messaging/texts.js';
 import type { EndReason, TerminalStatus } from './call.entity.js';
-import { orgWithLimits, type CallLimits } from './call-limits.js';
-import { catchUpRinging, lockOpenCalls, markDialed, markEnded, markInProgress, markRinging, type EndedCall } from './call-store.js';
+import type { CallLimits } from './call-limits.js';
 import type { CallJobs } from './calls.jobs.js';
-import type { CarrierReport, ScheduledReport } from './carrier.js';
-import { carrierFor } from './simulator.js';
+import type { CallsRepository, EndedCall } from './calls.repository.js';
 
 /** Hooks other domains attach to calls' ends: `during` runs in the ending transaction, `after` after commit. */
 export interface CallEndHooks {
@@ -35,8 +33,13 @@ export interface EndRequest {
  */
 export class CallEngine {
   constructor(
+    private readonly db: DataSource,
+    private readonly calls: CallsRepository,
     readonly limits: CallLimits,
     readonly jobs: CallJobs,
+    /** Each organization's carrier: the engine knows carriers only by their interface. */
+    private readonly carriers: Pick<Carriers, 'ofOrg'>,
+    private readonly texts: ConfirmationTexts,
     /** What other domains do when calls end; given at construction, so no path that ends a call can skip them. */
     private readonly hooks: readonly CallEndHooks[],
   ) {}
@@ -50,7 +53,7 @@ export class CallEngine {
   /** Admits what the organization's limits allow, in creation order, and dials it. */
   async dispatch(orgId: string): Promise<void> {
     await this.jobs.dispatchStarted(orgId);
-    const found = await orgWithLimits(db.manager, orgId);
+    const found = await this.calls.orgWithLimits(this.db, orgId);
     // A disabled tenant dials nothing.
     if (!found || found.org.disabled) return;
     const { limits } = found;
@@ -58,7 +61,7 @@ export class CallEngine {
       const admission = await this.limits.admit(orgId, limits);
       await this.dial(admission.callIds);
       if (admission.retryAt) await this.jobs.dispatch(orgId, admission.retryAt.getTime() - Date.now());
-      if (admission.callIds.length < 100) return;
+      if (!admission.full) return;
     }
   }
 
@@ -69,20 +72,17 @@ export class CallEngine {
    */
   async dial(callIds: string[]): Promise<void> {
     if (callIds.length === 0) return;
-    const calls = await markDialed(db.manager, callIds);
+    const calls = await this.calls.markDialed(callIds);
     if (calls.length < callIds.length) {
       const open = new Set(calls.map((c) => c.id));
-      const ended = await db.query('SELECT id, org_id FROM calls WHERE id = ANY($1)', [callIds.filter((id) => !open.has(id))]);
+      const ended = await this.calls.orgsOf(callIds.filter((id) => !open.has(id)));
       for (const row of ended) await this.limits.release(row.org_id, [row.id]);
     }
-    const providers = new Map<string, string>();
+    const carriers = new Map<string, CarrierAdapter>();
     const scheduled: Array<{ callId: string } & ScheduledReport> = [];
     for (const call of calls) {
-      if (!providers.has(call.orgId)) {
-        const [org] = await db.query('SELECT carrier_provider FROM organizations WHERE id = $1', [call.orgId]);
-        providers.set(call.orgId, org.carrier_provider);
-      }
-      const reports = await carrierFor(providers.get(call.orgId)!).dial({ callId: call.id, to: call.phoneNumber, from: call.ourNumber, dialedAt: call.dialedAt, simulate: call.simulate });
+      if (!carriers.has(call.org_id)) carriers.set(call.org_id, await this.carriers.ofOrg(call.org_id));
+      const reports = await carriers.get(call.org_id)!.dial({ callId: call.id, to: call.phone_number, from: call.our_number, dialedAt: call.dialed_at, simulate: call.simulate });
       scheduled.push(...reports.map((r) => ({ callId: call.id, ...r })));
     }
     await this.jobs.reports(scheduled);
@@ -91,10 +91,10 @@ export class CallEngine {
   /** Applies one carrier report to calls, writing the status change(s) and event(s) it implies. */
   async applyReport(callIds: string[], report: CarrierReport, at: Date): Promise<void> {
     if (report.kind === 'ringing') {
-      await markRinging(db.manager, callIds.map((id) => ({ id, at })));
+      await this.calls.markRinging(this.db, callIds.map((id) => ({ id, at })));
     } else if (report.kind === 'answered') {
-      await catchUpRinging(db.manager, callIds, at);
-      await markInProgress(db.manager, callIds.map((id) => ({ id, at })));
+      await this.calls.catchUpRinging(this.db, callIds, at);
+      await this.calls.markInProgress(this.db, callIds.map((id) => ({ id, at })));
     } else {
       await this.end(callIds, { status: report.status, endReason: report.status, durationSeconds: report.durationSeconds, at });
     }
@@ -102,47 +102,55 @@ export class CallEngine {
 
   /**
    * Ends unfinished calls in one transaction: status, event, charge per started second,
-   * confirmation text, other domains' hooks, ledger. Returns the calls it ended.
+   * confirmation text (recorded and charged; sent by a job after commit), other domains'
+   * hooks, ledger. Returns the calls it ended.
    */
   async end(callIds: string[], request: EndRequest): Promise<EndedCall[]> {
-    const ended = await db.transaction(async (em) => {
-      const open = await lockOpenCalls(em, callIds);
-      if (open.length === 0) return [];
+    const { ended, texts } = await this.db.transaction(async (em) => {
+      const open = await this.calls.lockOpen(em, callIds);
+      if (open.length === 0) return { ended: [], texts: [] };
       const ids = open.map((c) => c.id);
-      if (request.status === 'completed' || request.status === 'no_answer') await catchUpRinging(em, ids, request.at);
+      if (request.status === 'completed' || request.status === 'no_answer') await this.calls.catchUpRinging(em, ids, request.at);
       if (request.status === 'completed') {
-        await markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
+        await this.calls.markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
       }
       // Each call is charged to the payer recorded when it was placed.
-      const orgs = await this.orgsById(em, open.flatMap((c) => [c.orgId, c.payerOrgId]));
-      const payers = new Map(open.map((c) => [c.id, orgs.get(c.payerOrgId)!]));
+      const orgs = await this.calls.organizations(em, open.flatMap((c) => [c.org_id, c.payer_org_id]));
+      const payers = new Map(open.map((c) => [c.id, orgs.get(c.payer_org_id)!]));
       const ledger: LedgerLine[] = [];
       const endings = open.map((call) => {
         const payer = payers.get(call.id)!;
         // Never ends before it was answered (an answer applied after the moment asked for).
-        const at = call.startedAt && call.startedAt > request.at ? call.startedAt : request.at;
-        const talked = call.status === 'in_progress' && call.startedAt ? Math.ceil((at.getTime() - call.startedAt.getTime()) / 1000) : 0;
+        const at = call.started_at && call.started_at > request.at ? call.started_at : request.at;
+        const talked = call.status === 'in_progress' && call.started_at ? Math.ceil((at.getTime() - call.started_at.getTime()) / 1000) : 0;
         const seconds = request.durationSeconds ?? talked;
-        const charge = callCharge({ id: call.id, orgId: call.orgId }, payer, seconds);
+        const charge = callCharge({ id: call.id, orgId: call.org_id }, payer, seconds);
         if (charge.line) ledger.push(charge.line);
         return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at };
       });
-      const result = await markEnded(em, endings);
+      const result = await this.calls.markEnded(em, endings);
+      const texts: string[] = [];
       for (const call of result) {
-        const text = await sendConfirmation(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
-        if (text) ledger.push(text);
+        const text = await this.texts.record(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
+        if (!text) continue;
+        texts.push(text.messageId);
+        if (text.charge) ledger.push(text.charge);
       }
       for (const hook of this.hooks) await hook.during(em, result);
       // Last, so each payer's balance row is locked only for the commit.
       await appendLedger(em, ...ledger);
-      return result;
+      return { ended: result, texts };
     });
-    if (ended.length) await this.afterEnd(ended);
+    if (ended.length) await this.afterEnd(ended, texts);
     return ended;
   }
 
-  /** Slot release, admission of the next waiting calls, and other domains' follow-ups. */
-  async afterEnd(calls: EndedCall[]): Promise<void> {
+  /**
+   * After the ending committed: the texts' sends, slot release, admission of the next waiting
+   * calls, and other domains' follow-ups. Lost (a crash, Redis away), the sweeper makes each up.
+   */
+  private async afterEnd(calls: EndedCall[], texts: string[]): Promise<void> {
+    await this.jobs.sendTexts(texts);
     const byOrg = new Map<string, string[]>();
     for (const call of calls) byOrg.set(call.orgId, [...(byOrg.get(call.orgId) ?? []), call.id]);
     for (const [orgId, ids] of byOrg) {
@@ -150,10 +158,5 @@ export class CallEngine {
       await this.jobs.dispatch(orgId);
     }
     for (const hook of this.hooks) await hook.after(calls);
-  }
-
-  private async orgsById(em: EntityManager, ids: string[]): Promise<Map<string, Organization>> {
-    const orgs = await em.getRepository(Organization).findBy({ id: In([...new Set(ids)]) });
-    return new Map(orgs.map((o) => [o.id, o]));
   }
 }

@@ -1,57 +1,61 @@
-import { db } from '../lib/db.js';
+import type { CampaignsRepository } from '../campaigns/campaigns.repository.js';
 import { logger } from '../lib/logger.js';
-import { TERMINAL_SQL } from './call.entity.js';
+import type { MessagesRepository } from '../messaging/messages.repository.js';
+import type { CallsRepository } from './calls.repository.js';
 import type { CallEngine } from './engine.js';
 
 /** How long a step may lag before the sweeper assumes its job was lost. */
-const GRACE = '10 seconds';
+const GRACE_SECONDS = 10;
+/** The most rows of each kind one sweep re-drives (the next sweep takes the rest). */
+const SWEEP_BATCH = 5000;
 
 /**
  * Postgres is the source of truth; Redis can lose a job or a key (a crash between a commit
  * and an enqueue, a Redis restart). Every few seconds this re-drives what the database says
  * is unfinished; every step it re-drives is idempotent.
  */
-export async function sweepCalls(engine: CallEngine): Promise<{ requeued: number; redialed: number; released: number }> {
-  // 1. Outbound calls committed as queued but never dialed: back into their admission queue.
-  const waiting: Array<{ id: string; org_id: string; created_at: Date }> = await db.query(
-    `SELECT id, org_id, created_at FROM calls
-      WHERE status = 'queued' AND dialed_at IS NULL AND direction = 'outbound' AND created_at < now() - interval '${GRACE}'
-      ORDER BY created_at LIMIT 5000`,
-  );
-  const byOrg = new Map<string, Array<{ id: string; createdAt: Date }>>();
-  for (const row of waiting) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), { id: row.id, createdAt: row.created_at }]);
-  for (const [orgId, calls] of byOrg) await engine.submitOutbound(orgId, calls);
+export class CallSweeper {
+  constructor(
+    private readonly engine: CallEngine,
+    private readonly calls: CallsRepository,
+    private readonly campaigns: CampaignsRepository,
+    private readonly messages: MessagesRepository,
+  ) {}
 
-  // 2. Inbound calls never dialed, and dialed calls whose carrier reports are overdue:
-  //    dialing again reschedules the same reports under the same job ids.
-  const stalled: Array<{ id: string }> = await db.query(
-    `SELECT id FROM calls
-      WHERE status NOT IN ${TERMINAL_SQL}
-        AND ((dialed_at IS NULL AND direction = 'inbound' AND created_at < now() - interval '${GRACE}')
-          OR (dialed_at IS NOT NULL AND updated_at < now() - interval '${GRACE}'))
-      LIMIT 5000`,
-  );
-  await engine.dial(stalled.map((s) => s.id));
+  async sweep(): Promise<{ requeued: number; redialed: number; released: number; texts: number }> {
+    const { engine } = this;
+    // 1. Outbound calls committed as queued but never dialed: back into their admission queue.
+    const waiting = await this.calls.undialedOutbound(GRACE_SECONDS, SWEEP_BATCH);
+    const byOrg = new Map<string, Array<{ id: string; createdAt: Date }>>();
+    for (const row of waiting) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), { id: row.id, createdAt: row.created_at }]);
+    for (const [orgId, calls] of byOrg) await engine.submitOutbound(orgId, calls);
 
-  // 3. Slots still held by calls that have ended (a crash between the end and the release).
-  let released = 0;
-  for (const orgId of await engine.limits.orgsWithActiveCalls()) {
-    const holding = await engine.limits.activeCalls(orgId);
-    if (holding.length === 0) continue;
-    const ended: Array<{ id: string }> = await db.query(
-      `SELECT id FROM calls WHERE id = ANY($1) AND status IN ${TERMINAL_SQL}`,
-      [holding],
-    );
-    await engine.limits.release(orgId, ended.map((c) => c.id));
-    released += ended.length;
+    // 2. Inbound calls never dialed, and dialed calls whose carrier reports are overdue:
+    //    dialing again reschedules the same reports under the same job ids.
+    const stalled = await this.calls.stalled(GRACE_SECONDS, SWEEP_BATCH);
+    await engine.dial(stalled);
+
+    // 3. Slots still held by calls that have ended (a crash between the end and the release).
+    let released = 0;
+    for (const orgId of await engine.limits.orgsWithActiveCalls()) {
+      const holding = await engine.limits.activeCalls(orgId);
+      if (holding.length === 0) continue;
+      const ended = await this.calls.endedAmong(holding);
+      await engine.limits.release(orgId, ended);
+      released += ended.length;
+    }
+    // ...and every organization with calls waiting gets a dispatch (a lost wake-up is made up).
+    for (const orgId of await engine.limits.orgsWithWaitingCalls()) await engine.jobs.dispatch(orgId);
+
+    // 4. Running campaigns: a tick lost between a call's end and its follow-up is made up here.
+    for (const id of await this.campaigns.runningIds()) await engine.jobs.campaignTick(id);
+
+    // 5. Texts recorded with their call's end and still not sent whose send job is gone (lost
+    //    between the commit and the enqueue, or with Redis): queued again.
+    const texts = await engine.jobs.resendLostTexts(await this.messages.unsentIds(GRACE_SECONDS, SWEEP_BATCH));
+
+    const result = { requeued: waiting.length, redialed: stalled.length, released, texts };
+    if (result.requeued || result.redialed || result.released || result.texts) logger.info(result, 'call sweeper re-drove unfinished work');
+    return result;
   }
-  // ...and every organization with calls waiting gets a dispatch (a lost wake-up is made up).
-  for (const orgId of await engine.limits.orgsWithWaitingCalls()) await engine.jobs.dispatch(orgId);
-
-  // 4. Running campaigns: a tick lost between a call's end and its follow-up is made up here.
-  const running: Array<{ id: string }> = await db.query(`SELECT id FROM campaigns WHERE state = 'running'`);
-  for (const { id } of running) await engine.jobs.campaignTick(id);
-  const result = { requeued: waiting.length, redialed: stalled.length, released };
-  if (result.requeued || result.redialed || result.released) logger.info(result, 'call sweeper re-drove unfinished work');
-  return result;
 }

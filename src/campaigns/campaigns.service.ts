@@ -1,13 +1,12 @@
-import type { EntityManager } from 'typeorm';
-import { Agent } from '../agents/agent.entity.js';
+import type { DataSource } from 'typeorm';
+import { agentsService } from '../agents/agents.service.js';
 import type { Actor } from '../auth/actor.js';
 import type { CallJobs } from '../calls/calls.jobs.js';
-import { listPage, type Page, type PageParams } from '../lib/pagination.js';
-import { where } from '../lib/sql.js';
-import { db } from '../lib/db.js';
+import type { Page, PageParams, Sql } from '../lib/pagination.js';
 import { ConflictError, NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { Campaign, type CampaignState } from './campaign.entity.js';
+import type { Campaign, CampaignState } from './campaign.entity.js';
+import type { CampaignRow, CampaignsRepository } from './campaigns.repository.js';
 import type { CreateCampaignInput, UpdateCampaignInput } from './campaigns.schemas.js';
 
 /** The moves a campaign may make: draft → running ⇄ paused → completed. */
@@ -17,32 +16,6 @@ const TRANSITIONS: Record<CampaignState, CampaignState[]> = {
   paused: ['running', 'completed'],
   completed: [],
 };
-
-interface CampaignRow {
-  id: string;
-  name: string;
-  agent_id: string;
-  state: CampaignState;
-  calling_hours_start: string | null;
-  calling_hours_end: string | null;
-  weekdays: number[] | null;
-  retry_max: number;
-  retry_delay_seconds: number;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  total: number;
-  pending: number;
-  calling: number;
-  done: number;
-}
-
-const COLUMNS = `k.id, k.name, k.agent_id, k.state, k.calling_hours_start, k.calling_hours_end, k.weekdays, k.retry_max,
-  k.retry_delay_seconds, k.created_at, k.updated_at, k.completed_at,
-  (SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id) AS total,
-  (SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id AND cc.state = 'pending') AS pending,
-  (SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id AND cc.state = 'calling') AS calling,
-  (SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id AND cc.state = 'done') AS done`;
 
 function present(k: CampaignRow) {
   return {
@@ -74,43 +47,39 @@ function applyWindow(campaign: Partial<Campaign>, input: UpdateCampaignInput): v
 
 /** Campaigns (capability `operate`): an agent dialing a list of contacts through the call engine. */
 export class CampaignsService {
-  constructor(private readonly jobs: CallJobs) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly campaigns: CampaignsRepository,
+    private readonly jobs: CallJobs,
+  ) {}
 
   async create(actor: Actor, input: CreateCampaignInput) {
-    const id = await db.transaction(async (em) => {
-      if (!(await em.findOneBy(Agent, { id: input.agent_id, orgId: actor.org.id }))) throw new NotFoundError('agent');
-      const found: Array<{ id: string }> = await em.query('SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2)', [actor.org.id, input.contact_ids]);
-      if (found.length !== input.contact_ids.length) {
-        const known = new Set(found.map((r) => r.id));
-        throw new NotFoundError('contact', `No such contact: ${input.contact_ids.find((c) => !known.has(c))}.`);
-      }
+    const id = await this.db.transaction(async (em) => {
+      await agentsService.findRow(em, actor.org.id, input.agent_id);
+      const unknown = await this.campaigns.unknownContact(em, actor.org.id, input.contact_ids);
+      if (unknown) throw new NotFoundError('contact', `No such contact: ${unknown}.`);
       const campaign: Partial<Campaign> = { id: newId('cmp'), orgId: actor.org.id, name: input.name, agentId: input.agent_id, state: 'draft', simulate: input.simulate ?? null };
       applyWindow(campaign, input);
-      await em.insert(Campaign, campaign);
-      await em.query(
-        `INSERT INTO campaign_contacts (campaign_id, contact_id, position) SELECT $1, id, ord FROM unnest($2::varchar[]) WITH ORDINALITY AS t(id, ord)`,
-        [campaign.id, input.contact_ids],
-      );
+      await this.campaigns.insert(em, campaign, input.contact_ids);
       return campaign.id!;
     });
     return this.get(actor, id);
   }
 
   list(actor: Actor, query: PageParams & { state?: string }): Promise<Page<ReturnType<typeof present>>> {
-    const filters = where('k.org_id = ?', actor.org.id).equal('k.state', query.state);
-    return listPage(db, { select: COLUMNS, from: 'campaigns k', where: filters }, query, present);
+    return this.campaigns.list(actor.org.id, query, present);
   }
 
-  async get(actor: Actor, id: string, em: EntityManager = db.manager) {
-    const [row] = await em.query(`SELECT ${COLUMNS} FROM campaigns k WHERE k.id = $1 AND k.org_id = $2`, [id, actor.org.id]);
+  async get(actor: Actor, id: string, em: Sql = this.db) {
+    const row = await this.campaigns.find(em, actor.org.id, id);
     if (!row) throw new NotFoundError('campaign');
     return present(row);
   }
 
   /** Changes settings and/or moves the state; starting or resuming wakes the campaign up. */
   async update(actor: Actor, id: string, input: UpdateCampaignInput) {
-    const { view, wake } = await db.transaction(async (em) => {
-      const campaign = await em.findOne(Campaign, { where: { id, orgId: actor.org.id }, lock: { mode: 'pessimistic_write' } });
+    const { view, wake } = await this.db.transaction(async (em) => {
+      const campaign = await this.campaigns.lock(em, id, actor.org.id);
       if (!campaign) throw new NotFoundError('campaign');
       const from = campaign.state;
       if (input.state && input.state !== from) {
@@ -122,7 +91,7 @@ export class CampaignsService {
       }
       if (input.name) campaign.name = input.name;
       applyWindow(campaign, input);
-      await em.save(campaign);
+      await this.campaigns.save(em, campaign);
       return { view: await this.get(actor, id, em), wake: campaign.state === 'running' };
     });
     if (wake) await this.jobs.campaignTick(id);

@@ -1,5 +1,5 @@
 import { Queue, type BulkJobOptions, type Job, type JobsOptions } from 'bullmq';
-import type { CampaignTickJob, DialJob, DispatchJob, ReportJob } from '../calls/calls.jobs.js';
+import type { CampaignTickJob, DialJob, DispatchJob, ReportJob, SendTextJob } from '../calls/calls.jobs.js';
 import type { ApplyStateJob } from '../tenants/tenants.jobs.js';
 import type { DeliverJob, RecoverJob } from '../webhooks/webhook.jobs.js';
 import { logger } from './logger.js';
@@ -16,7 +16,7 @@ export type NoPayload = Record<string, never>;
  */
 export interface Jobs {
   maintenance: { 'purge-expired': NoPayload; 'history-partitions': NoPayload };
-  calls: { dispatch: DispatchJob; dial: DialJob; report: ReportJob; sweep: NoPayload; 'campaign-tick': CampaignTickJob };
+  calls: { dispatch: DispatchJob; dial: DialJob; report: ReportJob; sweep: NoPayload; 'campaign-tick': CampaignTickJob; 'send-text': SendTextJob };
   tenants: { 'apply-state': ApplyStateJob; sweep: NoPayload };
   usage: { rollup: NoPayload };
   webhooks: { deliver: DeliverJob; recover: RecoverJob };
@@ -31,7 +31,7 @@ export type JobOf<Q extends QueueName, N extends JobName<Q>> = Job<JobData<Q, N>
 /** The job names of each queue, at run time (the boot check, the dashboard, the metrics). */
 export const QUEUES: { readonly [Q in QueueName]: ReadonlyArray<JobName<Q>> } = {
   maintenance: ['purge-expired', 'history-partitions'],
-  calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick'],
+  calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick', 'send-text'],
   tenants: ['apply-state', 'sweep'],
   usage: ['rollup'],
   webhooks: ['deliver', 'recover'],

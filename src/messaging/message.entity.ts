@@ -1,10 +1,15 @@
 import { Column, Entity, Index } from 'typeorm';
-import { bigintTransformer } from '../lib/columns.js';
+import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 import { OrgOwned } from '../orgs/org-owned.js';
 
-/** A text the organization's agent sent (a booking confirmation after a positive call). */
+/**
+ * A text the organization's agent sent (a booking confirmation after a positive call):
+ * recorded and charged when its call ends, handed to the carrier by a job after that commits.
+ */
 @Entity('messages')
 @Index('messages_org_created_idx', ['orgId', 'createdAt', 'id'])
+/** The sweeper's: texts not sent yet, oldest first. */
+@Index('messages_unsent_idx', ['createdAt'], { where: 'sent_at IS NULL' })
 export class Message extends OrgOwned {
   @Column({ name: 'payer_org_id', type: 'varchar', length: 40 })
   payerOrgId!: string;
@@ -25,4 +30,8 @@ export class Message extends OrgOwned {
 
   @Column({ name: 'charge_micros', type: 'bigint', transformer: bigintTransformer })
   chargeMicros!: bigint;
+
+  /** When the carrier accepted it; null until then. Not shown by the API (CONTRACT.md's message has no such field). */
+  @Column({ name: 'sent_at', ...TIMESTAMP, nullable: true })
+  sentAt!: Date | null;
 }

@@ -1,8 +1,7 @@
 import type { Actor } from '../auth/actor.js';
-import { db } from '../lib/db.js';
-import { listPage, type Page } from '../lib/pagination.js';
-import { where } from '../lib/sql.js';
+import type { Page } from '../lib/pagination.js';
 import { formatMoney } from '../lib/money.js';
+import type { MessageRow, MessagesRepository } from './messages.repository.js';
 import type { MessagesQuery } from './messages.schemas.js';
 
 export interface MessageView {
@@ -17,17 +16,6 @@ export interface MessageView {
   created_at: string;
 }
 
-interface MessageRow {
-  id: string;
-  call_id: string | null;
-  from_number: string;
-  to_number: string;
-  body: string;
-  charge_micros: string;
-  currency: string;
-  created_at: Date;
-}
-
 const presentMessage = (row: MessageRow): MessageView => ({
   id: row.id,
   call_id: row.call_id,
@@ -39,12 +27,11 @@ const presentMessage = (row: MessageRow): MessageView => ({
   created_at: row.created_at.toISOString(),
 });
 
-// A tenant's texts are paid by its reseller, in the reseller's currency.
-const MESSAGE_COLUMNS = `id, call_id, from_number, to_number, body, charge_micros, created_at,
-  (SELECT currency FROM organizations payer WHERE payer.id = messages.payer_org_id) AS currency`;
-
 /** `GET /v1/messages`: the texts the acting organization's agents sent, newest first. */
-export function listMessages(actor: Actor, query: MessagesQuery): Promise<Page<MessageView>> {
-  const filters = where('org_id = ?', actor.org.id).equal('call_id', query.call_id);
-  return listPage(db, { select: MESSAGE_COLUMNS, from: 'messages', where: filters }, query, presentMessage);
+export class MessagesService {
+  constructor(private readonly messages: MessagesRepository) {}
+
+  list(actor: Actor, query: MessagesQuery): Promise<Page<MessageView>> {
+    return this.messages.list(actor.org.id, query, presentMessage);
+  }
 }

@@ -1,43 +1,69 @@
 import type { EntityManager } from 'typeorm';
 import { textCharge } from '../billing/charges.js';
 import type { LedgerLine } from '../billing/ledger.js';
-import type { EndedCall } from '../calls/call-store.js';
-import { carrierFor } from '../calls/simulator.js';
-import { newId } from '../lib/ids.js';
-import { Organization } from '../orgs/organization.entity.js';
-import { Message } from './message.entity.js';
+import type { EndedCall } from '../calls/calls.repository.js';
+import type { Carriers } from '../carrier/carriers.js';
+import { loadOrganization } from '../orgs/organization.service.js';
+import type { Organization } from '../orgs/organization.entity.js';
+import type { MessagesRepository } from './messages.repository.js';
 
 /**
  * The number an organization's agent texts from (SPEC.md §4.2): its own sending number, else
  * (for a tenant) its reseller's; null when neither is set, and then no text is sent.
  */
-export async function senderFor(em: EntityManager, org: Organization): Promise<string | null> {
+async function senderFor(em: EntityManager, org: Organization): Promise<string | null> {
   if (org.smsSender) return org.smsSender;
   if (!org.parentId) return null;
-  const reseller = await em.findOneByOrFail(Organization, { id: org.parentId });
-  return reseller.smsSender;
+  return (await loadOrganization(em, org.parentId)).smsSender;
+}
+
+/** A confirmation recorded in the ending transaction: the text to send after commit, and its charge. */
+export interface RecordedText {
+  messageId: string;
+  /** The ledger line of its `per_text` charge (none at a rate of zero), for the caller to append. */
+  charge: LedgerLine | null;
 }
 
 /**
- * After a call ends `positive`, the agent texts one confirmation to the contact, in the
- * transaction that ends the call (the unique `call_id` makes a second text for the same call
- * impossible). Returns the ledger line of its `per_text` charge, for the caller to append.
+ * The confirmation an agent texts to the contact after a call ends `positive`. It is recorded
+ * with its charge in the transaction that ends the call (the unique `call_id` makes a second
+ * text for the same call impossible, and the charge commits with the call); the carrier is
+ * called by a `send-text` job after commit, never inside the transaction.
  */
-export async function sendConfirmation(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<LedgerLine | null> {
-  if (call.outcome !== 'positive' || org.disabled) return null;
-  const from = await senderFor(em, org);
-  if (!from) return null;
-  const message = em.create(Message, {
-    id: newId('msg'),
-    orgId: org.id,
-    payerOrgId: payer.id,
-    callId: call.id,
-    fromNumber: from,
-    toNumber: call.phoneNumber,
-    body: `Thank you for calling ${org.name}. Your booking is confirmed; reply to this message if anything changes.`,
-    chargeMicros: payer.ratePerTextMicros,
-  });
-  await em.insert(Message, message);
-  await carrierFor(org.carrierProvider).sendText({ from, to: message.toNumber, body: message.body });
-  return textCharge(message, payer);
+export class ConfirmationTexts {
+  constructor(
+    private readonly messages: MessagesRepository,
+    private readonly carriers: Pick<Carriers, 'ofOrg'>,
+  ) {}
+
+  /** Records the confirmation of an ended call, if it gets one, in the ending transaction `em`. */
+  async record(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<RecordedText | null> {
+    if (call.outcome !== 'positive' || org.disabled) return null;
+    const from = await senderFor(em, org);
+    if (!from) return null;
+    const text = {
+      orgId: org.id,
+      payerOrgId: payer.id,
+      callId: call.id,
+      fromNumber: from,
+      toNumber: call.phoneNumber,
+      body: `Thank you for calling ${org.name}. Your booking is confirmed; reply to this message if anything changes.`,
+      chargeMicros: payer.ratePerTextMicros,
+    };
+    const messageId = await this.messages.insert(em, text);
+    return { messageId, charge: textCharge({ id: messageId, orgId: org.id }, payer) };
+  }
+
+  /**
+   * Hands a recorded text to its organization's carrier and records that it was accepted. A
+   * text sent already is skipped, so a job run twice (or a sweep's re-run) sends it once.
+   */
+  async send(messageId: string): Promise<'sent' | 'already sent'> {
+    const text = await this.messages.findUnsent(messageId);
+    if (!text) return 'already sent';
+    const carrier = await this.carriers.ofOrg(text.org_id);
+    await carrier.sendText({ reference: text.id, from: text.from_number, to: text.to_number, body: text.body });
+    await this.messages.markSent(text.id);
+    return 'sent';
+  }
 }

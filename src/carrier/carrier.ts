@@ -1,4 +1,4 @@
-import type { SimulateScript } from './call.entity.js';
+import type { SimulateScript } from '../calls/call.entity.js';
 
 /** What the carrier reports about a call; the engine turns these into status changes. */
 export type CarrierReport =
@@ -22,8 +22,18 @@ export interface DialRequest {
   simulate: SimulateScript;
 }
 
+/** A text as the carrier sees it. */
+export interface TextRequest {
+  /** Our id of the text (the message's): a carrier that takes an idempotency key is given this one. */
+  reference: string;
+  from: string;
+  to: string;
+  body: string;
+}
+
 /**
- * A telephony provider. The engine depends only on this: a real provider is a second
+ * A telephony provider. The engine, numbers and texts depend only on this interface (each
+ * organization's through the `Carriers` lookup they are given): a real provider is a second
  * implementation whose reports arrive through its own webhooks instead of a schedule.
  */
 export interface CarrierAdapter {
@@ -35,6 +45,6 @@ export interface CarrierAdapter {
    * them durably, so a worker dying mid-call loses nothing. Must be idempotent per call.
    */
   dial(request: DialRequest): Promise<ScheduledReport[]>;
-  /** Sends a text. */
-  sendText(message: { from: string; to: string; body: string }): Promise<void>;
+  /** Sends a text; resolves once the carrier accepted it. */
+  sendText(text: TextRequest): Promise<void>;
 }

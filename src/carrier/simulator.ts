@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { config } from '../config.js';
-import type { CarrierAdapter, DialRequest, ScheduledReport } from './carrier.js';
+import { logger } from '../lib/logger.js';
+import type { CarrierAdapter, DialRequest, ScheduledReport, TextRequest } from './carrier.js';
 
 /**
  * The built-in simulated carrier (CONTRACT.md "Calls"). A call rings for `SIM_RING_MS`, then,
@@ -36,15 +37,9 @@ export class SimulatorCarrier implements CarrierAdapter {
     ];
   }
 
-  async sendText(): Promise<void> {
-    // The simulator delivers texts instantly and nowhere; the message row is the record.
+  async sendText({ reference }: TextRequest): Promise<void> {
+    // The simulator delivers texts instantly and nowhere; its log line is the carrier's record
+    // of each send (the message row is ours).
+    logger.info({ reference }, 'simulator: text delivered');
   }
 }
-
-/** The carrier for an organization's `carrier_provider`. */
-export function carrierFor(provider: string): CarrierAdapter {
-  if (provider === 'simulator') return simulator;
-  throw new Error(`unknown carrier provider ${provider}`);
-}
-
-const simulator = new SimulatorCarrier();

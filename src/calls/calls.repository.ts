@@ -1,0 +1,371 @@
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import { payerIdSql } from '../billing/charges.js';
+import { Contact } from '../contacts/contact.entity.js';
+import { newId } from '../lib/ids.js';
+import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
+import { column, rowShape, where, type RowOf } from '../lib/sql.js';
+import { outgoingNumberSql } from '../numbers/phone-numbers.repository.js';
+import { Organization } from '../orgs/organization.entity.js';
+import { TERMINAL_SQL, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
+import { effectiveLimits, type Limits } from './call-limits.js';
+
+// The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
+// the call and writes its event (the outbox row) from the updated row, through the database
+// function call_event_payload() (see the VoiceOrganization migration): atomic without a
+// transaction round trip, and the event can never disagree with the row it describes.
+// The terminal statuses are spelled in SQL here and nowhere else: other domains ask this
+// repository (open calls of an organization, organizations with open calls).
+
+/** A call as the API shows it (CONTRACT.md "Calls"), over alias `c`. */
+const callRow = rowShape('calls', {
+  id: column<string>(),
+  org_id: column<string>(),
+  agent_id: column<string>(),
+  contact_id: column<string | null>(),
+  campaign_id: column<string | null>(),
+  direction: column<Direction>(),
+  status: column<CallStatus>(),
+  outcome: column<Outcome | null>(),
+  end_reason: column<EndReason | null>(),
+  phone_number: column<string>(),
+  our_number: column<string | null>(),
+  duration_seconds: column<number | null>(),
+  charge_micros: column<string | null>(),
+  started_at: column<Date | null>(),
+  ended_at: column<Date | null>(),
+  created_at: column<Date>(),
+  // A tenant's calls are paid by its reseller, in the reseller's currency.
+  currency: column<string>('(SELECT currency FROM organizations p WHERE p.id = c.payer_org_id)'),
+});
+export type CallRow = RowOf<typeof callRow.columns>;
+
+/** A call handed to the carrier: what it dials. */
+const dialedRow = rowShape('calls', {
+  id: column<string>(),
+  org_id: column<string>(),
+  dialed_at: column<Date>(),
+  phone_number: column<string>(),
+  our_number: column<string | null>(),
+  simulate: column<SimulateScript>(),
+});
+export type DialedCall = RowOf<typeof dialedRow.columns>;
+
+/** An unfinished call as its ending needs it. */
+const openRow = rowShape('calls', {
+  id: column<string>(),
+  status: column<CallStatus>(),
+  started_at: column<Date | null>(),
+  org_id: column<string>(),
+  payer_org_id: column<string>(),
+});
+export type OpenCall = RowOf<typeof openRow.columns>;
+
+/** An outbound call committed as queued and never dialed (the sweeper's). */
+const undialedRow = rowShape('calls', { id: column<string>(), org_id: column<string>(), created_at: column<Date>() });
+export type UndialedCall = RowOf<typeof undialedRow.columns>;
+
+/** An organization with its limits and its reseller's (the ceiling), over alias `o`. */
+const limitedOrgRow = rowShape('organizations', {
+  id: column<string>(),
+  disabled: column<boolean>(),
+  timezone: column<string>(),
+  max_concurrent_calls: column<number>(),
+  max_calls_per_hour: column<number>(),
+  ceiling_concurrent_calls: column<number | null>('(SELECT p.max_concurrent_calls FROM organizations p WHERE p.id = o.parent_id)'),
+  ceiling_calls_per_hour: column<number | null>('(SELECT p.max_calls_per_hour FROM organizations p WHERE p.id = o.parent_id)'),
+});
+
+/** An organization as calls and campaigns are planned by: whether it may call, its clock, its limits. */
+export interface LimitedOrg {
+  id: string;
+  disabled: boolean;
+  timezone: string;
+  /** Its reseller's limits, for a tenant. */
+  ceiling: Limits | null;
+}
+
+export interface QueuedCall {
+  id: string;
+  orgId: string;
+  payerOrgId: string;
+  agentId: string;
+  contactId: string | null;
+  campaignId: string | null;
+  direction: Direction;
+  phoneNumber: string;
+  ourNumber: string | null;
+  simulate: SimulateScript;
+  createdAt: Date;
+}
+
+export interface OutboundRequest {
+  orgId: string;
+  agentId: string;
+  contactId: string;
+  campaignId: string | null;
+  simulate: SimulateScript;
+}
+
+/** The call placed, or why none was: something named is not the organization's, or the payer's balance is not above zero. */
+export type OutboundResult = { placed: true; call: QueuedCall; currency: string } | { placed: false; reason: 'agent' | 'contact' | 'campaign' | 'unfunded' };
+
+export interface Ending {
+  id: string;
+  status: TerminalStatus;
+  endReason: EndReason;
+  durationSeconds: number;
+  chargeMicros: bigint;
+  at: Date;
+}
+
+export interface EndedCall {
+  id: string;
+  orgId: string;
+  campaignId: string | null;
+  status: TerminalStatus;
+  outcome: Outcome | null;
+  phoneNumber: string;
+  durationSeconds: number;
+}
+
+const INSERT_CALL = `INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at)`;
+
+/** The `call.queued` event (sequence 1) of each call in CTE `inserted` (column `c`, the row). */
+const queuedEvent = (eventId: string, at: string) => `
+  INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
+  SELECT ${eventId}, (ins.c).id, (ins.c).org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', ${at}), ${at} FROM inserted ins`;
+
+/** Calls, their status changes and their events (the outbox rows). */
+export class CallsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  /** Inserts a `queued` call and its `call.queued` event, in one statement. */
+  async insertQueued(em: EntityManager, call: Omit<QueuedCall, 'id' | 'createdAt'>): Promise<QueuedCall> {
+    const row: QueuedCall = { ...call, id: newId('call'), createdAt: new Date() };
+    await em.query(
+      `WITH inserted AS (${INSERT_CALL} VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, 1, $11, $11) RETURNING c)
+       ${queuedEvent('$12', '$11')}`,
+      [row.id, row.orgId, row.payerOrgId, row.agentId, row.contactId, row.campaignId, row.direction, row.phoneNumber, row.ourNumber, JSON.stringify(row.simulate), row.createdAt, newId('evt')],
+    );
+    return row;
+  }
+
+  /**
+   * Places an outbound call, for `POST /v1/calls` and for campaigns alike, in ONE statement (it
+   * is the API's hottest write): checks the agent, the contact and the campaign belong to the
+   * organization and the payer's balance is above zero, and only then inserts the call, going
+   * out from the organization's outgoing number, and its `call.queued` event.
+   */
+  async placeOutbound(em: Sql, request: OutboundRequest): Promise<OutboundResult> {
+    const id = newId('call');
+    const createdAt = new Date();
+    const [ctx] = await em.query(
+      `WITH ctx AS (
+         SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
+                ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
+                ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found
+           FROM organizations o
+           JOIN organizations p ON p.id = ${payerIdSql('o')}
+           LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
+           LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
+          WHERE o.id = $1),
+       inserted AS (
+         ${INSERT_CALL}
+         SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7
+           FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded
+         RETURNING c),
+       event AS (${queuedEvent('$8', '$7')})
+       SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx`,
+      [request.orgId, request.agentId, request.contactId, request.campaignId, id, JSON.stringify(request.simulate), createdAt, newId('evt')],
+    );
+    if (!ctx.placed) {
+      const reason = ctx.agent_id === null ? 'agent' : ctx.contact_id === null ? 'contact' : !ctx.campaign_found ? 'campaign' : 'unfunded';
+      return { placed: false, reason };
+    }
+    const call: QueuedCall = {
+      id,
+      orgId: request.orgId,
+      payerOrgId: ctx.payer_id,
+      agentId: ctx.agent_id,
+      contactId: ctx.contact_id,
+      campaignId: request.campaignId,
+      direction: 'outbound',
+      phoneNumber: ctx.phone_number,
+      ourNumber: ctx.our_number,
+      simulate: request.simulate,
+      createdAt,
+    };
+    return { placed: true, call, currency: ctx.currency };
+  }
+
+  /** A page of the organization's calls, newest first, filtered by status, direction and campaign. */
+  list<T>(orgId: string, query: PageParams & { status?: string; direction?: string; campaign_id?: string }, present: (row: CallRow) => T): Promise<Page<T>> {
+    const filters = where('c.org_id = ?', orgId).matching(query, { status: 'c.status', direction: 'c.direction', campaign_id: 'c.campaign_id' });
+    return listPage(this.db, { select: callRow.select('c'), from: callRow.from('c'), where: filters }, query, present);
+  }
+
+  /** The call `id`; only if it is the organization's, when `orgId` is given. */
+  async find(id: string, orgId?: string): Promise<CallRow | null> {
+    const filter = where('c.id = ?', id).equal('c.org_id', orgId);
+    const [row] = await this.db.query(`SELECT ${callRow.select('c')} FROM ${callRow.from('c')} WHERE ${filter}`, filter.params);
+    return row ?? null;
+  }
+
+  /**
+   * Marks calls as handed to the carrier, keeping a first dial time (a replayed dial keeps the
+   * carrier's timeline). Returns the calls still unfinished; ended ones are left out.
+   */
+  async markDialed(ids: string[]): Promise<DialedCall[]> {
+    const [rows] = await this.db.query(
+      `UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
+        WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL}
+        RETURNING ${dialedRow.select()}`,
+      [ids],
+    );
+    return rows;
+  }
+
+  /** The organization of each of the calls `ids`. */
+  async orgsOf(ids: string[]): Promise<Array<{ id: string; org_id: string }>> {
+    return this.db.query('SELECT id, org_id FROM calls WHERE id = ANY($1)', [ids]);
+  }
+
+  /**
+   * A batch status change: `set` and `guard` apply to calls `c` joined with the input rows `i`
+   * (id, at, event_id); each changed call gets its event, from its new row, at `i.at`.
+   */
+  private async changeMany(em: Sql, items: Array<{ id: string; at: Date }>, event: string, set: string, guard: string, extra: { columns: string; types: string; values: unknown[][] } | null = null): Promise<Array<{ call_id: string; payload: any }>> {
+    if (items.length === 0) return [];
+    const columns = `id, at, event_id${extra ? `, ${extra.columns}` : ''}`;
+    const types = `$1::varchar[], $2::timestamptz[], $3::varchar[]${extra ? `, ${extra.types}` : ''}`;
+    return em.query(
+      `WITH i AS (SELECT * FROM unnest(${types}) AS i(${columns})),
+            changed AS (UPDATE calls c SET ${set}, last_sequence = c.last_sequence + 1, updated_at = now()
+                          FROM i WHERE c.id = i.id AND ${guard}
+                        RETURNING c AS row, i.at, i.event_id)
+       INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
+       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at
+         FROM changed ch
+       RETURNING call_id, payload`,
+      [items.map((x) => x.id), items.map((x) => x.at), items.map(() => newId('evt')), ...(extra?.values ?? [])],
+    );
+  }
+
+  /** queued → ringing, each at its time. Calls that moved on already are left alone. */
+  async markRinging(em: Sql, items: Array<{ id: string; at: Date }>): Promise<void> {
+    await this.changeMany(em, items, 'call.ringing', `status = 'ringing'`, `c.status = 'queued'`);
+  }
+
+  /** Calls still queued that the carrier reports further along: they rang when they were dialed. */
+  async catchUpRinging(em: Sql, ids: string[], fallback: Date): Promise<void> {
+    const rows: Array<{ id: string; dialed_at: Date | null }> = await em.query(`SELECT id, dialed_at FROM calls WHERE id = ANY($1) AND status = 'queued'`, [ids]);
+    await this.markRinging(em, rows.map((r) => ({ id: r.id, at: r.dialed_at ?? fallback })));
+  }
+
+  /** ringing → in_progress (answered), each at its time. */
+  async markInProgress(em: Sql, items: Array<{ id: string; at: Date }>): Promise<void> {
+    await this.changeMany(em, items, 'call.in_progress', `status = 'in_progress', started_at = i.at`, `c.status = 'ringing'`);
+  }
+
+  /**
+   * Ends unfinished calls with their terminal status, reason, duration and charge, and writes
+   * each one's `call.completed`. The outcome is the simulated script's for a completed call,
+   * `unreachable` for one never answered, none for one canceled. Calls already ended are left out.
+   */
+  async markEnded(em: EntityManager, endings: Ending[]): Promise<EndedCall[]> {
+    const rows = await this.changeMany(
+      em,
+      endings,
+      'call.completed',
+      `status = i.status, end_reason = i.end_reason, duration_seconds = i.duration_seconds, charge_micros = i.charge_micros, ended_at = i.at,
+       outcome = CASE i.status WHEN 'completed' THEN c.simulate->>'outcome' WHEN 'canceled' THEN NULL ELSE 'unreachable' END`,
+      `c.status NOT IN ${TERMINAL_SQL}`,
+      {
+        columns: 'status, end_reason, duration_seconds, charge_micros',
+        types: '$4::varchar[], $5::varchar[], $6::int[], $7::bigint[]',
+        values: [endings.map((e) => e.status), endings.map((e) => e.endReason), endings.map((e) => e.durationSeconds), endings.map((e) => e.chargeMicros.toString())],
+      },
+    );
+    return rows.map(({ payload: p }) => ({
+      id: p.call_id,
+      orgId: p.org_id,
+      campaignId: p.campaign_id,
+      status: p.status as TerminalStatus,
+      outcome: p.outcome,
+      phoneNumber: p.phone_number,
+      durationSeconds: p.duration_seconds,
+    }));
+  }
+
+  /** The unfinished ones of `ids`, locked for the caller's transaction (in id order, so batches never deadlock). */
+  lockOpen(em: EntityManager, ids: string[]): Promise<OpenCall[]> {
+    return em.query(`SELECT ${openRow.select()} FROM ${openRow.from()} WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR UPDATE`, [ids]);
+  }
+
+  /** The ids of the organization's unfinished calls (a disabled tenant's, to end them). */
+  async openCallIds(orgId: string): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM calls WHERE org_id = $1 AND status NOT IN ${TERMINAL_SQL}`, [orgId]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Those of `orgIds` that have an unfinished call. */
+  async orgsWithOpenCalls(orgIds: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT o.id FROM unnest($1::varchar[]) AS o(id) WHERE EXISTS (SELECT 1 FROM calls c WHERE c.org_id = o.id AND c.status NOT IN ${TERMINAL_SQL})`,
+      [orgIds],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The ended ones of `ids` (calls still holding a concurrency slot they no longer need). */
+  async endedAmong(ids: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM calls WHERE id = ANY($1) AND status IN ${TERMINAL_SQL}`, [ids]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Outbound calls committed as queued more than `graceSeconds` ago and never dialed, oldest first. */
+  undialedOutbound(graceSeconds: number, limit: number): Promise<UndialedCall[]> {
+    return this.db.query(
+      `SELECT ${undialedRow.select()} FROM ${undialedRow.from()}
+        WHERE status = 'queued' AND dialed_at IS NULL AND direction = 'outbound' AND created_at < now() - make_interval(secs => $1)
+        ORDER BY created_at LIMIT $2`,
+      [graceSeconds, limit],
+    );
+  }
+
+  /** Inbound calls never dialed, and dialed calls unchanged, for more than `graceSeconds`: their carrier reports are overdue. */
+  async stalled(graceSeconds: number, limit: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT id FROM calls
+        WHERE status NOT IN ${TERMINAL_SQL}
+          AND ((dialed_at IS NULL AND direction = 'inbound' AND created_at < now() - make_interval(secs => $1))
+            OR (dialed_at IS NOT NULL AND updated_at < now() - make_interval(secs => $1)))
+        LIMIT $2`,
+      [graceSeconds, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The organization's contact with this number, if any (an inbound caller it knows). */
+  async contactIdByNumber(em: EntityManager, orgId: string, phoneNumber: string): Promise<string | null> {
+    return (await em.findOneBy(Contact, { orgId, phoneNumber }))?.id ?? null;
+  }
+
+  /** Organizations by id: ended calls' own and their payers, whose rates they are charged at. */
+  async organizations(em: EntityManager, ids: string[]): Promise<Map<string, Organization>> {
+    const orgs = await em.getRepository(Organization).findBy({ id: In([...new Set(ids)]) });
+    return new Map(orgs.map((o) => [o.id, o]));
+  }
+
+  /**
+   * An organization (with its reseller's ceiling, for a tenant) and the limits in force for it
+   * (`effectiveLimits`): what the engine admits by, what a campaign plans by and what a reseller reads.
+   */
+  async orgWithLimits(em: Sql, orgId: string): Promise<{ org: LimitedOrg; limits: Limits } | null> {
+    const [row]: Array<RowOf<typeof limitedOrgRow.columns>> = await em.query(`SELECT ${limitedOrgRow.select('o')} FROM ${limitedOrgRow.from('o')} WHERE o.id = $1`, [orgId]);
+    if (!row) return null;
+    const own = { maxConcurrentCalls: row.max_concurrent_calls, maxCallsPerHour: row.max_calls_per_hour };
+    const ceiling = row.ceiling_concurrent_calls === null || row.ceiling_calls_per_hour === null ? null : { maxConcurrentCalls: row.ceiling_concurrent_calls, maxCallsPerHour: row.ceiling_calls_per_hour };
+    return { org: { id: row.id, disabled: row.disabled, timezone: row.timezone, ceiling }, limits: effectiveLimits(own, ceiling) };
+  }
+}

@@ -1,0 +1,159 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
+import { column, rowShape, where, type RowOf } from '../lib/sql.js';
+import { Campaign, type CampaignState } from './campaign.entity.js';
+
+/** A contact count of a campaign, by state when given, over alias `k`. */
+const contactCount = (state?: string) =>
+  column<number>(`(SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id${state ? ` AND cc.state = '${state}'` : ''})`);
+
+/** A campaign as the API shows it, with its contacts counted by state, over alias `k`. */
+const campaignRow = rowShape('campaigns', {
+  id: column<string>(),
+  name: column<string>(),
+  agent_id: column<string>(),
+  state: column<CampaignState>(),
+  calling_hours_start: column<string | null>(),
+  calling_hours_end: column<string | null>(),
+  weekdays: column<number[] | null>(),
+  retry_max: column<number>(),
+  retry_delay_seconds: column<number>(),
+  created_at: column<Date>(),
+  updated_at: column<Date>(),
+  completed_at: column<Date | null>(),
+  total: contactCount(),
+  pending: contactCount('pending'),
+  calling: contactCount('calling'),
+  done: contactCount('done'),
+});
+export type CampaignRow = RowOf<typeof campaignRow.columns>;
+
+/** How far a campaign's contacts have got. */
+export interface CampaignProgress {
+  calling: number;
+  pending: number;
+  /** Milliseconds until the earliest pending retry is due (negative: overdue); null when none waits. */
+  nextDueMs: number | null;
+}
+
+/** Campaigns and their contacts (`campaign_contacts`). */
+export class CampaignsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  /** A page of the organization's campaigns, newest first, of one state when given. */
+  list<T>(orgId: string, query: PageParams & { state?: string }, present: (row: CampaignRow) => T): Promise<Page<T>> {
+    const filters = where('k.org_id = ?', orgId).equal('k.state', query.state);
+    return listPage(this.db, { select: campaignRow.select('k'), from: campaignRow.from('k'), where: filters }, query, present);
+  }
+
+  /** The organization's campaign `id`, if it has it. */
+  async find(em: Sql, orgId: string, id: string): Promise<CampaignRow | null> {
+    const [row] = await em.query(`SELECT ${campaignRow.select('k')} FROM ${campaignRow.from('k')} WHERE k.id = $1 AND k.org_id = $2`, [id, orgId]);
+    return row ?? null;
+  }
+
+  /** The first of `contactIds` that is not one of the organization's contacts, if any. */
+  async unknownContact(em: EntityManager, orgId: string, contactIds: string[]): Promise<string | undefined> {
+    const found: Array<{ id: string }> = await em.query('SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2)', [orgId, contactIds]);
+    const known = new Set(found.map((r) => r.id));
+    return contactIds.find((c) => !known.has(c));
+  }
+
+  /** Inserts a campaign and its contacts, in the order given (the order they are dialed in). */
+  async insert(em: EntityManager, campaign: Partial<Campaign>, contactIds: string[]): Promise<void> {
+    await em.insert(Campaign, campaign);
+    await em.query(
+      `INSERT INTO campaign_contacts (campaign_id, contact_id, position) SELECT $1, id, ord FROM unnest($2::varchar[]) WITH ORDINALITY AS t(id, ord)`,
+      [campaign.id, contactIds],
+    );
+  }
+
+  /** The campaign `id` (only if it is `orgId`'s, when given), locked until the transaction ends. */
+  lock(em: EntityManager, id: string, orgId?: string): Promise<Campaign | null> {
+    return em.findOne(Campaign, { where: orgId === undefined ? { id } : { id, orgId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  /** Writes the changes made to a campaign loaded with `lock`. */
+  async save(em: EntityManager, campaign: Campaign): Promise<void> {
+    await em.save(campaign);
+  }
+
+  /** Moves a campaign to `state` (a completed one records when). */
+  async setState(em: EntityManager, id: string, state: 'paused' | 'completed'): Promise<void> {
+    await em.update(Campaign, { id }, state === 'completed' ? { state, completedAt: new Date() } : { state });
+  }
+
+  /** How many of its contacts a campaign is calling now. */
+  async callingCount(em: EntityManager, campaignId: string): Promise<number> {
+    const [{ calling }] = await em.query(`SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`, [campaignId]);
+    return calling;
+  }
+
+  /** The next `limit` contacts due for a call, in the campaign's order. */
+  async dueContacts(em: EntityManager, campaignId: string, limit: number): Promise<string[]> {
+    const due: Array<{ contact_id: string }> = await em.query(
+      `SELECT contact_id FROM campaign_contacts
+        WHERE campaign_id = $1 AND state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+        ORDER BY position LIMIT $2`,
+      [campaignId, limit],
+    );
+    return due.map((d) => d.contact_id);
+  }
+
+  /** A contact the campaign is calling now, with call `callId`. */
+  async markCalling(em: EntityManager, campaignId: string, contactId: string, callId: string): Promise<void> {
+    await em.query(
+      `UPDATE campaign_contacts SET state = 'calling', attempts = attempts + 1, last_call_id = $3, next_attempt_at = NULL
+        WHERE campaign_id = $1 AND contact_id = $2`,
+      [campaignId, contactId, callId],
+    );
+  }
+
+  async progress(em: EntityManager, campaignId: string): Promise<CampaignProgress> {
+    const [left] = await em.query(
+      `SELECT count(*) FILTER (WHERE state = 'calling')::int AS calling,
+              count(*) FILTER (WHERE state = 'pending')::int AS pending,
+              extract(epoch FROM min(next_attempt_at) FILTER (WHERE state = 'pending') - now()) * 1000 AS next_due_ms
+         FROM campaign_contacts WHERE campaign_id = $1`,
+      [campaignId],
+    );
+    return { calling: left.calling, pending: left.pending, nextDueMs: left.next_due_ms === null ? null : Number(left.next_due_ms) };
+  }
+
+  /**
+   * Records the end of a campaign's call on its contact: due again after the campaign's retry
+   * delay when `retry` and attempts are left, else done.
+   */
+  async recordCallEnd(em: EntityManager, campaignId: string, callId: string, retry: boolean): Promise<void> {
+    const [campaign] = await em.query(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [campaignId]);
+    if (!campaign) return;
+    await em.query(
+      `UPDATE campaign_contacts
+          SET state = CASE WHEN $3 AND attempts <= $4 THEN 'pending' ELSE 'done' END,
+              next_attempt_at = CASE WHEN $3 AND attempts <= $4 THEN now() + make_interval(secs => $5) ELSE NULL END
+        WHERE campaign_id = $1 AND last_call_id = $2 AND state = 'calling'`,
+      [campaignId, callId, retry, campaign.retry_max, campaign.retry_delay_seconds],
+    );
+  }
+
+  /** The ids of running campaigns. */
+  async runningIds(): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM campaigns WHERE state = 'running'`);
+    return rows.map((r) => r.id);
+  }
+
+  /** Pauses the organization's running campaigns (a disabled tenant's); returns how many. */
+  async pauseRunning(orgId: string): Promise<number> {
+    const [, paused] = await this.db.query(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [orgId]);
+    return paused;
+  }
+
+  /** Those of `orgIds` that have a running campaign. */
+  async orgsWithRunning(orgIds: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT o.id FROM unnest($1::varchar[]) AS o(id) WHERE EXISTS (SELECT 1 FROM campaigns k WHERE k.org_id = o.id AND k.state = 'running')`,
+      [orgIds],
+    );
+    return rows.map((r) => r.id);
+  }
+}

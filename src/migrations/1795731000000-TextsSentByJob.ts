@@ -1,0 +1,22 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * A confirmation text is recorded (and charged) when its call ends and handed to the carrier
+ * by a job after that commits: `sent_at` records that the carrier accepted it, so a text whose
+ * job was lost is sent by the calls sweeper. Texts recorded before were sent in their call's
+ * ending transaction: they count as sent then.
+ */
+export class TextsSentByJob1795731000000 implements MigrationInterface {
+  name = 'TextsSentByJob1795731000000';
+
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE "messages" ADD "sent_at" TIMESTAMP(3) WITH TIME ZONE`);
+    await queryRunner.query(`UPDATE "messages" SET "sent_at" = "created_at"`);
+    await queryRunner.query(`CREATE INDEX "messages_unsent_idx" ON "messages" ("created_at") WHERE sent_at IS NULL`);
+  }
+
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP INDEX "public"."messages_unsent_idx"`);
+    await queryRunner.query(`ALTER TABLE "messages" DROP COLUMN "sent_at"`);
+  }
+}
