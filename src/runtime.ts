@@ -8,6 +8,8 @@ import { campaignCallEndHooks } from './campaigns/campaign-runner.js';
 import { CampaignsService } from './campaigns/campaigns.service.js';
 import { config } from './config.js';
 import { entities } from './entities.js';
+import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
+import { HistoryRepository } from './history/history.repository.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
@@ -61,6 +63,8 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     orgs: new OrgsService(redis),
     tenants: new TenantsService(redis, jobs.tenants),
     webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
+    // Webhooks, history, usage, idempotency.
+    history: new HistoryMaintenance(new HistoryRepository(db)),
   };
 
   return {
@@ -100,7 +104,7 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
       leaseSeconds: Math.ceil((2 * webhook.timeoutMs) / 1000) + 10,
       pollMs: 500,
       disableAfterHours: webhook.disableAfterHours,
-      retentionDays: webhook.retentionDays,
+      retained: () => retainedHistory('webhook_deliveries'),
       policy: { maxAttempts: webhook.maxAttempts, backoffBaseMs: webhook.backoffBaseMs, timeoutMs: webhook.timeoutMs },
     },
     { onFailed: (reports) => jobs.webhooks.showFailed(reports) },

@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import { config } from '../config.js';
-import { retainedRange } from '../history/history-range.js';
+import { retainedHistory } from '../history/history-partitions.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { where } from '../lib/sql.js';
 import { NotFoundError } from '../lib/errors.js';
@@ -59,7 +58,7 @@ export class WebhookDeliveriesService {
   ) {}
 
   list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<ReturnType<typeof present>>> {
-    const retained = retainedRange(config.webhook.retentionDays);
+    const retained = retainedHistory('webhook_deliveries');
     const filters = where('d.org_id = ? AND d.created_at >= ? AND d.created_at <= ?', actor.org.id, retained.from, retained.to).matching(query, {
       endpoint_id: 'd.endpoint_id',
       status: 'd.status',
@@ -81,7 +80,7 @@ export class WebhookDeliveriesService {
   }
 
   private async find(actor: Actor, id: string): Promise<DeliveryRow> {
-    const retained = retainedRange(config.webhook.retentionDays);
+    const retained = retainedHistory('webhook_deliveries');
     const [row] = await this.dataSource.query(`SELECT ${COLUMNS} FROM webhook_deliveries d WHERE d.id = $1 AND d.org_id = $2 AND d.created_at >= $3 AND d.created_at <= $4`, [
       id,
       actor.org.id,

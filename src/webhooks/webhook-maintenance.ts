@@ -1,6 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { config } from '../config.js';
-import { retainedRange } from '../history/history-range.js';
+import { retainedHistory } from '../history/history-partitions.js';
 import { DELIVERIES_CHANNEL } from './relay.js';
 import type { WebhookJobs } from './webhook.jobs.js';
 
@@ -17,7 +16,7 @@ export interface FailedFilter {
  * by the filter or else by what is retained, so that only those days' partitions are read.
  */
 function failedWhere(filter: FailedFilter): { where: (alias: string) => string; params: unknown[] } {
-  const retained = retainedRange(config.webhook.retentionDays);
+  const retained = retainedHistory('webhook_deliveries');
   const params: unknown[] = [filter.since ?? retained.from, filter.until ?? retained.to];
   const clauses = [`status = 'failed'`, 'created_at >= $1', filter.until ? 'created_at < $2' : 'created_at <= $2'];
   const add = (sql: string, value: unknown) => {

@@ -8,8 +8,9 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { Actor } from '../../src/auth/actor.js';
 import { config } from '../../src/config.js';
-import { maintainHistory } from '../../src/history/history-partitions.js';
-import { exactly, retainedRange } from '../../src/history/history-range.js';
+import { HistoryMaintenance, retainedHistory } from '../../src/history/history-partitions.js';
+import { HistoryRepository } from '../../src/history/history.repository.js';
+import { exactly } from '../../src/history/history-range.js';
 import { createDataSource, db } from '../../src/lib/db.js';
 import { ensureDatabase } from '../../src/lib/migrate.js';
 import { createQueue } from '../../src/lib/queues.js';
@@ -137,7 +138,7 @@ describe('history partitions', () => {
 
     it('the dispatcher: open deliveries from their first day on, each event from its own day; recording from the days of its batch', async () => {
       const repository = new WebhookDeliveryRepository(pool);
-      const open = await repository.openRange(retainedRange(config.webhook.retentionDays));
+      const open = await repository.openRange(retainedHistory('webhook_deliveries'));
       expect(open.from.getTime()).to.equal(Math.floor(retrying.at.getTime() / DAY) * DAY);
       const targets = await repository.claimDue([{ endpointId, quota: 100 }], 60, open);
       expect(targets).to.have.lengthOf(5);
@@ -183,7 +184,7 @@ describe('history partitions', () => {
       const service = new WebhookDeliveriesService(dataSource, jobs);
       await service.get(actor, old.deliveryId!);
       const plan = plans.last('FROM webhook_deliveries d WHERE d.id = $1');
-      const retained = retainedRange(config.webhook.retentionDays, now.getTime());
+      const retained = retainedHistory('webhook_deliveries', now.getTime());
       expectReads(plan, 'webhook_deliveries', days('webhook_deliveries', retained.from, retained.to), [partition('webhook_deliveries', old.at)]);
       expectReads(plan, 'webhook_attempts', [partition('webhook_attempts', old.at)]);
 
@@ -208,6 +209,7 @@ describe('history partitions', () => {
   });
 
   describe('upkeep by the maintenance worker', () => {
+    const history = new HistoryMaintenance(new HistoryRepository(db));
     const exists = async (name: string) => (await db.query('SELECT to_regclass($1) IS NOT NULL AS found', [name]))[0].found as boolean;
     const partitionOf = async (table: HistoryTable, column: string, id: string) =>
       (await db.query(`SELECT tableoid::regclass::text AS name FROM ${table} WHERE ${column} = $1`, [id]))[0]?.name as string | undefined;
@@ -225,7 +227,7 @@ describe('history partitions', () => {
       expect(await partitionOf('webhook_deliveries', 'id', gone[0].deliveryId!)).to.equal(partition('webhook_deliveries', at(40)));
       expect(await partitionOf('webhook_deliveries', 'id', gone[1].deliveryId!)).to.equal('webhook_deliveries_default');
 
-      const done = await maintainHistory(db);
+      const done = await history.maintain();
       for (const table of HISTORY) {
         expect(done[table].dropped, table).to.be.at.least(1);
         expect(await exists(partition(table, at(40))), table).to.equal(false);
@@ -250,7 +252,7 @@ describe('history partitions', () => {
         [eventId, ahead],
       );
       expect(await partitionOf('call_events', 'id', eventId)).to.equal('call_events_default');
-      expect((await maintainHistory(db)).call_events.created).to.equal(1);
+      expect((await history.maintain()).call_events.created).to.equal(1);
       expect(await partitionOf('call_events', 'id', eventId)).to.equal(partition('call_events', ahead));
     });
   });
