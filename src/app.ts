@@ -100,7 +100,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   callRoutes(api, services.calls);
   campaignRoutes(api, services.campaigns);
   tenantRoutes(api, services.tenants);
-  usageRoutes(api);
+  usageRoutes(api, services.usage);
   webhookEndpointRoutes(api);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.

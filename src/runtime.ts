@@ -18,6 +18,9 @@ import type { RedisClient } from './lib/redis.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
+import { UsageRollup } from './usage/usage-rollup.js';
+import { UsageRepository } from './usage/usage.repository.js';
+import { UsageService } from './usage/usage.service.js';
 import { DeliverySender } from './webhooks/delivery-send.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
@@ -54,6 +57,10 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   };
 
   const engine = new CallEngine(new CallLimits(redis), jobs.calls, [campaignCallEndHooks(jobs.calls)]);
+  const tenants = new TenantsService(redis, jobs.tenants);
+
+  // Webhooks, history, usage, idempotency.
+  const usage = new UsageRepository(db);
 
   const services = {
     apiKeys: new ApiKeysService(redis),
@@ -61,10 +68,12 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     campaigns: new CampaignsService(jobs.calls),
     idempotency: new IdempotencyService(db),
     orgs: new OrgsService(redis),
-    tenants: new TenantsService(redis, jobs.tenants),
+    tenants,
     webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
     // Webhooks, history, usage, idempotency.
     history: new HistoryMaintenance(new HistoryRepository(db)),
+    usage: new UsageService(usage, tenants),
+    usageRollup: new UsageRollup(usage),
   };
 
   return {
