@@ -10,6 +10,7 @@ import { config } from './config.js';
 import { entities } from './entities.js';
 import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
 import { HistoryRepository } from './history/history.repository.js';
+import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
@@ -66,12 +67,12 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     apiKeys: new ApiKeysService(redis),
     calls: new CallsService(engine),
     campaigns: new CampaignsService(jobs.calls),
-    idempotency: new IdempotencyService(db),
     orgs: new OrgsService(redis),
     tenants,
     webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
     // Webhooks, history, usage, idempotency.
     history: new HistoryMaintenance(new HistoryRepository(db)),
+    idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),
     usageRollup: new UsageRollup(usage),
   };
