@@ -6,10 +6,9 @@ import Joi from 'joi';
 import { validate } from '../src/http/validate.js';
 import { db } from '../src/lib/db.js';
 import type { Micros } from '../src/lib/money.js';
-import { createQueue } from '../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
-import { countFailed, retryFailed } from '../src/webhooks/webhook-maintenance.js';
-import { WebhookJobs } from '../src/webhooks/webhook.jobs.js';
+import { createRuntime } from '../src/runtime.js';
+import type { FailedFilter } from '../src/webhooks/webhook-delivery.repository.js';
 import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, updateOrgSchema } from '../src/orgs/orgs.schemas.js';
 import { OrgsService, type CreateOrgInput, type UpdateOrgInput } from '../src/orgs/orgs.service.js';
 import type { Capability } from '../src/auth/capabilities.js';
@@ -131,7 +130,7 @@ program
   .option('--until <time>', 'ISO 8601, deliveries created before')
   .action((flags: { endpoint?: string; org?: string; since?: string; until?: string }) =>
     run(async () => {
-      const filter = validate<{ endpointId?: string; orgId?: string; since?: Date; until?: Date }>(retryFilterSchema, {
+      const filter = validate<FailedFilter>(retryFilterSchema, {
         endpointId: flags.endpoint,
         orgId: flags.org,
         since: flags.since,
@@ -139,16 +138,17 @@ program
       }, 'query');
       const redis = createRedis('command');
       await waitForRedis(redis, 5000);
-      const queue = createQueue('webhooks', redis);
+      const runtime = createRuntime({ db, redis });
       try {
-        const total = await countFailed(db, filter);
+        const deliveries = runtime.services.webhookDeliveries;
+        const total = await deliveries.countFailed(filter);
         const bar = new SingleBar({ stream: process.stderr, format: 'retrying failed deliveries [{bar}] {value}/{total} {percentage}%' }, Presets.shades_classic);
         bar.start(total, 0);
-        const queued = await retryFailed(db, new WebhookJobs(queue), filter, (n) => bar.increment(n));
+        const queued = await deliveries.retryFailed(filter, (n) => bar.increment(n));
         bar.stop();
         return { matched: total, queued };
       } finally {
-        await queue.close();
+        await runtime.close();
         redis.disconnect();
       }
     }),

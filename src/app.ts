@@ -101,7 +101,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   campaignRoutes(api, services.campaigns);
   tenantRoutes(api, services.tenants);
   usageRoutes(api, services.usage);
-  webhookEndpointRoutes(api);
+  webhookEndpointRoutes(api, services.webhookEndpoints);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes();

@@ -24,8 +24,12 @@ import { UsageRepository } from './usage/usage.repository.js';
 import { UsageService } from './usage/usage.service.js';
 import { DeliverySender } from './webhooks/delivery-send.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { OutboxRepository } from './webhooks/outbox.repository.js';
+import { Relay } from './webhooks/relay.js';
 import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
-import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository.js';
+import { DeliveryLogRepository, WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository.js';
+import { WebhookEndpointsRepository } from './webhooks/webhook-endpoints.repository.js';
+import { WebhookEndpointsService } from './webhooks/webhook-endpoints.service.js';
 import { WebhookJobs } from './webhooks/webhook.jobs.js';
 
 /** A DataSource over every domain's entities (not yet connected: `initialize()` it). */
@@ -61,6 +65,8 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const tenants = new TenantsService(redis, jobs.tenants);
 
   // Webhooks, history, usage, idempotency.
+  const webhookEndpoints = new WebhookEndpointsRepository(db);
+  const deliveryLog = new DeliveryLogRepository(db);
   const usage = new UsageRepository(db);
 
   const services = {
@@ -69,12 +75,13 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     campaigns: new CampaignsService(jobs.calls),
     orgs: new OrgsService(redis),
     tenants,
-    webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
     // Webhooks, history, usage, idempotency.
     history: new HistoryMaintenance(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),
     usageRollup: new UsageRollup(usage),
+    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks),
+    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints, deliveryLog),
   };
 
   return {
@@ -127,4 +134,12 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
       await pool.end();
     },
   };
+}
+
+/**
+ * The relay process's work over its database: call events moved from the outbox to webhook
+ * deliveries (see `Relay`). It needs no Redis, so it is built apart from `createRuntime`.
+ */
+export function createRelay(db: DataSource): Relay {
+  return new Relay(db, new OutboxRepository(db), new DeliveryLogRepository(db));
 }

@@ -21,7 +21,9 @@ import { config } from '../../src/config.js';
 import { HistoryMaintenance, retainedHistory } from '../../src/history/history-partitions.js';
 import { HistoryRepository } from '../../src/history/history.repository.js';
 import { createDataSource, createPool } from '../../src/lib/db.js';
-import { Relay } from '../../src/webhooks/relay.js';
+import { createRelay } from '../../src/runtime.js';
+import { RECORD_BATCH } from '../../src/webhooks/dispatcher.js';
+import type { Relay } from '../../src/webhooks/relay.js';
 import { WebhookDeliveryRepository, type RecordedAttempt } from '../../src/webhooks/webhook-delivery.repository.js';
 import { benchDatabase, benchPool, CpuSampler, runBench } from './harness.js';
 
@@ -112,7 +114,7 @@ async function open(name: string, partitioned: boolean): Promise<Side> {
     client,
     dataSource,
     pool,
-    relay: new Relay(dataSource),
+    relay: createRelay(dataSource),
     repository: new WebhookDeliveryRepository(pool),
     history: new HistoryMaintenance(new HistoryRepository(dataSource)),
     sampler,
@@ -166,8 +168,9 @@ async function writeRound(side: Side, round: number, cost: Cost): Promise<void> 
     for (;;) {
       const targets = await side.repository.claimDue(wanted, 60, open);
       if (targets.length === 0) break;
-      for (let i = 0; i < targets.length; i += 200) {
-        const attempts: RecordedAttempt[] = targets.slice(i, i + 200).map((t) => ({
+      // Recorded in batches as the dispatcher records them.
+      for (let i = 0; i < targets.length; i += RECORD_BATCH) {
+        const attempts: RecordedAttempt[] = targets.slice(i, i + RECORD_BATCH).map((t) => ({
           deliveryId: t.delivery_id,
           deliveryCreatedAt: t.created_at,
           endpointId: t.endpoint_id,

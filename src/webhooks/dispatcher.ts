@@ -25,7 +25,7 @@ export interface DispatcherSettings {
 const ENDPOINTS_PER_SCAN = 1000;
 
 /** Attempts recorded together: whichever comes first, this many or this long after the first. */
-const RECORD_BATCH = 200;
+export const RECORD_BATCH = 200;
 const RECORD_WAIT_MS = 10;
 
 /** What became of one attempt, once recorded. */

@@ -1,7 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Runtime } from '../../src/runtime.js';
 import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { retryFailed } from '../../src/webhooks/webhook-maintenance.js';
 import { failedJobId, type DeliverJob } from '../../src/webhooks/webhook.jobs.js';
 import type { Processors } from '../run-worker.js';
 
@@ -16,7 +15,7 @@ const failureSummary = (job: DeliverJob, error: string | null, status: number | 
  * the failed deliveries shown in the dashboard, and recovery of an endpoint (retention is the
  * maintenance worker's: it drops whole days of history).
  */
-export function webhooksProcessors({ db, jobs: { webhooks: jobs } }: Runtime, dispatcher: Dispatcher): Processors<'webhooks'> {
+export function webhooksProcessors({ services, jobs: { webhooks: jobs } }: Runtime, dispatcher: Dispatcher): Processors<'webhooks'> {
   return {
     deliver: async (job) => {
       const data = job.data;
@@ -37,6 +36,6 @@ export function webhooksProcessors({ db, jobs: { webhooks: jobs } }: Runtime, di
       if (data.failed) throw new UnrecoverableError(failureSummary(data, report.recorded.error, report.recorded.responseStatus));
       return `not accepted: ${report.recorded.error}`;
     },
-    recover: (job) => retryFailed(db, jobs, { endpointId: job.data.endpointId, since: new Date(job.data.since) }),
+    recover: (job) => services.webhookDeliveries.retryFailed({ endpointId: job.data.endpointId, since: new Date(job.data.since) }),
   };
 }
