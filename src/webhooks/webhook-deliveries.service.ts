@@ -53,6 +53,15 @@ export class WebhookDeliveriesService {
     return { endpoint_id: endpointId, since: since.toISOString(), status: 'accepted' };
   }
 
+  /**
+   * The `recover` job: sends every failed delivery of the endpoint since `since` again (see
+   * `retryFailed`); null when the endpoint no longer exists (deleted since recovery was asked for).
+   */
+  async recoverNow(endpointId: string, since: Date): Promise<number | null> {
+    if (!(await this.endpoints.exists(endpointId))) return null;
+    return this.retryFailed({ endpointId, since });
+  }
+
   /** How many failed deliveries `filter` matches among those retained (unless it bounds them itself). */
   countFailed(filter: FailedFilter): Promise<number> {
     return this.deliveries.countFailed(filter, retainedHistory('webhook_deliveries'));

@@ -86,6 +86,12 @@ export class WebhookEndpointsRepository {
     return this.table.findRow(em, orgId, id, true);
   }
 
+  /** Whether an endpoint with this id exists (of any organization). */
+  async exists(id: string): Promise<boolean> {
+    const rows = await this.dataSource.query(`SELECT 1 FROM ${endpointRow.table} WHERE id = $1`, [id]);
+    return rows.length > 0;
+  }
+
   /**
    * Writes `changes` to the organization's endpoint and returns it; 404 when it has none.
    * `disabled: false` also ends the failure streak of an endpoint that was disabled, so the

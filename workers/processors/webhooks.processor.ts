@@ -25,7 +25,8 @@ export function webhooksProcessors({ services, jobs: { webhooks: jobs } }: Runti
         throw new UnrecoverableError(failureSummary(data, data.failed.error, data.failed.responseStatus));
       }
       const outcome = await dispatcher.deliverNow(data.deliveryId, data.createdAt ? new Date(data.createdAt) : undefined);
-      if (!outcome) return 'no such delivery';
+      // Gone past retention (or with its endpoint): no retry brings it back.
+      if (!outcome) throw new UnrecoverableError(`delivery ${data.deliveryId} no longer exists`);
       const { report, previousStatus } = outcome;
       if (report.decision.status === 'succeeded') {
         // A delivery that was failed is not any more: its dashboard job goes (unless it is this one).
@@ -36,6 +37,10 @@ export function webhooksProcessors({ services, jobs: { webhooks: jobs } }: Runti
       if (data.failed) throw new UnrecoverableError(failureSummary(data, report.recorded.error, report.recorded.responseStatus));
       return `not accepted: ${report.recorded.error}`;
     },
-    recover: (job) => services.webhookDeliveries.retryFailed({ endpointId: job.data.endpointId, since: new Date(job.data.since) }),
+    recover: async (job) => {
+      const retried = await services.webhookDeliveries.recoverNow(job.data.endpointId, new Date(job.data.since));
+      if (retried === null) throw new UnrecoverableError(`endpoint ${job.data.endpointId} no longer exists`);
+      return retried;
+    },
   };
 }
