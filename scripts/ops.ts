@@ -4,15 +4,12 @@ import { Presets, SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import Joi from 'joi';
 import { validate } from '../src/http/validate.js';
-import { db } from '../src/lib/db.js';
 import type { Micros } from '../src/lib/money.js';
-import { createQueue } from '../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
-import { countFailed, retryFailed } from '../src/webhooks/webhook-maintenance.js';
-import { WebhookJobs } from '../src/webhooks/webhook.jobs.js';
+import { createRuntime, openDatabase, type Runtime } from '../src/runtime.js';
+import type { FailedFilter } from '../src/webhooks/webhook-delivery.repository.js';
 import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, updateOrgSchema } from '../src/orgs/orgs.schemas.js';
-import type { CreateOrgInput, OrgsService, UpdateOrgInput } from '../src/orgs/orgs.service.js';
-import { createRuntime } from '../src/runtime.js';
+import type { CreateOrgInput, UpdateOrgInput } from '../src/orgs/orgs.service.js';
 import type { Capability } from '../src/auth/capabilities.js';
 
 interface OrgFlags {
@@ -56,12 +53,13 @@ function withOrgSettings(command: Command): Command {
 }
 
 /** Runs one action with a runtime over a database and Redis connection, prints its JSON, exits. */
-async function run(action: (orgs: OrgsService) => Promise<unknown>): Promise<void> {
+async function run(action: (services: Runtime['services']) => Promise<unknown>): Promise<void> {
+  const db = openDatabase();
   const redis = createRedis('command');
   const runtime = createRuntime({ db, redis });
   try {
     await Promise.all([db.initialize(), waitForRedis(redis, 5000)]);
-    process.stdout.write(`${JSON.stringify(await action(runtime.services.orgs), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(await action(runtime.services), null, 2)}\n`);
   } catch (err) {
     const e = err as { code?: string; message: string; extra?: unknown };
     process.stderr.write(`${JSON.stringify({ error: { code: e.code ?? 'error', message: e.message, ...(e.extra as object) } }, null, 2)}\n`);
@@ -90,16 +88,16 @@ withOrgSettings(
     .option('--timezone <zone>', 'IANA time zone', 'UTC')
     .option('--balance <amount>', 'opening balance, e.g. 100.00')
     .option('--currency <code>', 'ISO 4217 currency', 'USD'),
-).action((flags: OrgFlags) => run((orgs) => orgs.createOrg(validate<CreateOrgInput>(createOrgSchema, orgBody(flags), 'body'))));
+).action((flags: OrgFlags) => run(({ orgs }) => orgs.createOrg(validate<CreateOrgInput>(createOrgSchema, orgBody(flags), 'body'))));
 
 program
   .command('orgs:show')
   .description('show an organization')
   .argument('<org_id>')
-  .action((id: string) => run((orgs) => orgs.getOrg(id)));
+  .action((id: string) => run(({ orgs }) => orgs.getOrg(id)));
 
 withOrgSettings(program.command('orgs:update').description('change reseller access, tenant limit, ceiling or rates').argument('<org_id>')).action(
-  (id: string, flags: OrgFlags) => run((orgs) => orgs.updateOrg(id, validate<UpdateOrgInput>(updateOrgSchema, orgBody(flags), 'body'))),
+  (id: string, flags: OrgFlags) => run(({ orgs }) => orgs.updateOrg(id, validate<UpdateOrgInput>(updateOrgSchema, orgBody(flags), 'body'))),
 );
 
 program
@@ -108,7 +106,7 @@ program
   .argument('<org_id>')
   .argument('<amount>', 'decimal amount, e.g. 25.00 or -3.50')
   .action((id: string, amount: string) =>
-    run((orgs) => orgs.adjustBalance(id, validate<{ amount: Micros }>(balanceAdjustmentSchema, { amount }, 'body').amount)),
+    run(({ orgs }) => orgs.adjustBalance(id, validate<{ amount: Micros }>(balanceAdjustmentSchema, { amount }, 'body').amount)),
   );
 
 program
@@ -119,7 +117,7 @@ program
   .requiredOption('--capabilities <list>', 'comma-separated: operate,settings,api_keys,webhooks')
   .option('--password <password>', 'lets the member sign in with POST /v1/sessions')
   .action((id: string, flags: { email: string; capabilities: string; password?: string }) =>
-    run((orgs) => {
+    run(({ orgs }) => {
       const body = { email: flags.email, capabilities: flags.capabilities.split(',').filter(Boolean), ...(flags.password ? { password: flags.password } : {}) };
       return orgs.addMember(id, validate<{ email: string; capabilities: Capability[]; password?: string }>(createMemberSchema, body, 'body'));
     }),
@@ -133,27 +131,19 @@ program
   .option('--since <time>', 'ISO 8601, deliveries created at or after')
   .option('--until <time>', 'ISO 8601, deliveries created before')
   .action((flags: { endpoint?: string; org?: string; since?: string; until?: string }) =>
-    run(async () => {
-      const filter = validate<{ endpointId?: string; orgId?: string; since?: Date; until?: Date }>(retryFilterSchema, {
+    run(async ({ webhookDeliveries: deliveries }) => {
+      const filter = validate<FailedFilter>(retryFilterSchema, {
         endpointId: flags.endpoint,
         orgId: flags.org,
         since: flags.since,
         until: flags.until,
       }, 'query');
-      const redis = createRedis('command');
-      await waitForRedis(redis, 5000);
-      const queue = createQueue('webhooks', redis);
-      try {
-        const total = await countFailed(db, filter);
-        const bar = new SingleBar({ stream: process.stderr, format: 'retrying failed deliveries [{bar}] {value}/{total} {percentage}%' }, Presets.shades_classic);
-        bar.start(total, 0);
-        const queued = await retryFailed(db, new WebhookJobs(queue), filter, (n) => bar.increment(n));
-        bar.stop();
-        return { matched: total, queued };
-      } finally {
-        await queue.close();
-        redis.disconnect();
-      }
+      const total = await deliveries.countFailed(filter);
+      const bar = new SingleBar({ stream: process.stderr, format: 'retrying failed deliveries [{bar}] {value}/{total} {percentage}%' }, Presets.shades_classic);
+      bar.start(total, 0);
+      const queued = await deliveries.retryFailed(filter, (n) => bar.increment(n));
+      bar.stop();
+      return { matched: total, queued };
     }),
   );
 

@@ -100,8 +100,8 @@ export function createApp(deps: AppDeps): RinglaneApp {
   callRoutes(api, services.calls);
   campaignRoutes(api, services.campaigns);
   tenantRoutes(api, services.tenants);
-  usageRoutes(api);
-  webhookEndpointRoutes(api);
+  usageRoutes(api, services.usage);
+  webhookEndpointRoutes(api, services.webhookEndpoints);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes(services.bookingPage);

@@ -24,6 +24,9 @@ import { SimulatorCarrier } from './carrier/simulator.js';
 import { config } from './config.js';
 import { ContactsRepository } from './contacts/contacts.repository.js';
 import { entities } from './entities.js';
+import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
+import { HistoryRepository } from './history/history.repository.js';
+import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
@@ -45,10 +48,17 @@ import { TenantActivityRepository } from './tenants/tenant-activity.repository.j
 import { TenantEffects } from './tenants/tenant-effects.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
+import { UsageRollup } from './usage/usage-rollup.js';
+import { UsageRepository } from './usage/usage.repository.js';
+import { UsageService } from './usage/usage.service.js';
 import { DeliverySender } from './webhooks/delivery-send.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { OutboxRepository } from './webhooks/outbox.repository.js';
+import { Relay } from './webhooks/relay.js';
 import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
-import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository.js';
+import { DeliveryLogRepository, WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository.js';
+import { WebhookEndpointsRepository } from './webhooks/webhook-endpoints.repository.js';
+import { WebhookEndpointsService } from './webhooks/webhook-endpoints.service.js';
 import { WebhookJobs } from './webhooks/webhook.jobs.js';
 
 /** A DataSource over every domain's entities (not yet connected: `initialize()` it). */
@@ -108,6 +118,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
 
   // Accounts: organizations and their members, credentials, billing, tenants.
   const { organizations, credentials, ledger } = repositories;
+  const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis);
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
   const accountServices = {
     apiKeys,
@@ -116,9 +127,14 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     organization: new OrganizationService(db, organizations),
     orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
     sessions: new SessionsService(credentials, organizations, redis),
-    tenants: new TenantsService(db, organizations, resources, jobs.tenants, redis),
+    tenants,
     tenantEffects: new TenantEffects(organizations, new TenantActivityRepository(db), engine),
   };
+
+  // Webhooks, history, usage, idempotency.
+  const webhookEndpoints = new WebhookEndpointsRepository(db);
+  const deliveryLog = new DeliveryLogRepository(db);
+  const usage = new UsageRepository(db);
 
   const services = {
     ...accountServices,
@@ -136,8 +152,13 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender),
     smsSender,
     texts,
-    idempotency: new IdempotencyService(db),
-    webhookDeliveries: new WebhookDeliveriesService(db, jobs.webhooks),
+    // Webhooks, history, usage, idempotency.
+    history: new HistoryMaintenance(new HistoryRepository(db)),
+    idempotency: new IdempotencyService(new IdempotencyRepository(db)),
+    usage: new UsageService(usage, tenants),
+    usageRollup: new UsageRollup(usage),
+    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks),
+    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints, deliveryLog),
   };
 
   return {
@@ -178,7 +199,7 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
       leaseSeconds: Math.ceil((2 * webhook.timeoutMs) / 1000) + 10,
       pollMs: 500,
       disableAfterHours: webhook.disableAfterHours,
-      retentionDays: webhook.retentionDays,
+      retained: () => retainedHistory('webhook_deliveries'),
       policy: { maxAttempts: webhook.maxAttempts, backoffBaseMs: webhook.backoffBaseMs, timeoutMs: webhook.timeoutMs },
     },
     { onFailed: (reports) => jobs.webhooks.showFailed(reports) },
@@ -191,4 +212,12 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
       await pool.end();
     },
   };
+}
+
+/**
+ * The relay process's work over its database: call events moved from the outbox to webhook
+ * deliveries (see `Relay`). It needs no Redis, so it is built apart from `createRuntime`.
+ */
+export function createRelay(db: DataSource): Relay {
+  return new Relay(db, new OutboxRepository(db), new DeliveryLogRepository(db));
 }

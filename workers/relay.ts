@@ -1,9 +1,10 @@
 import { config } from '../src/config.js';
-import { applicationName, db } from '../src/lib/db.js';
+import { applicationName } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { listen, type Listener } from '../src/lib/pg-listen.js';
 import { onShutdown } from '../src/lib/shutdown.js';
-import { Relay, RELAY_BATCH } from '../src/webhooks/relay.js';
+import { createRelay, openDatabase } from '../src/runtime.js';
+import { RELAY_BATCH } from '../src/webhooks/relay.js';
 
 /** How long the relay sleeps when nothing notifies it (a missed notification costs at most this). */
 const POLL_MS = 1000;
@@ -17,9 +18,10 @@ const GATHER_MS = 20;
 /**
  * The `relay` process: moves committed call events to webhook deliveries. It wakes on the
  * database's NOTIFY for each batch of new events, and polls besides, so it relays while its
- * LISTEN connection is down and reconnecting too.
+ * LISTEN connection is down and reconnecting too. It needs no Redis.
  */
 async function main(): Promise<void> {
+  const db = openDatabase();
   let stopping = false;
   let wake: (() => void) | null = null;
   let loop: Promise<void> = Promise.resolve();
@@ -34,7 +36,7 @@ async function main(): Promise<void> {
   });
 
   await db.initialize();
-  const relay = new Relay(db);
+  const relay = createRelay(db);
   // Events committed while the LISTEN connection was away notified no one: look at once.
   listener = await listen(config.databaseUrl, 'call_events', () => wake?.(), { onReconnect: () => wake?.(), applicationName });
   if (stopping) return;

@@ -3,7 +3,7 @@ import { applicationName } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { listen, type Listener } from '../src/lib/pg-listen.js';
 import { createDeliveryPath } from '../src/runtime.js';
-import { DELIVERIES_CHANNEL } from '../src/webhooks/relay.js';
+import { DELIVERIES_CHANNEL } from '../src/webhooks/webhook-delivery.repository.js';
 import { webhooksProcessors } from './processors/webhooks.processor.js';
 import { runWorker } from './run-worker.js';
 

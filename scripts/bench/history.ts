@@ -18,10 +18,12 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { config } from '../../src/config.js';
-import { maintainHistory } from '../../src/history/history-partitions.js';
-import { retainedRange } from '../../src/history/history-range.js';
+import { HistoryMaintenance, retainedHistory } from '../../src/history/history-partitions.js';
+import { HistoryRepository } from '../../src/history/history.repository.js';
 import { createDataSource, createPool } from '../../src/lib/db.js';
-import { Relay } from '../../src/webhooks/relay.js';
+import { createRelay } from '../../src/runtime.js';
+import { RECORD_BATCH } from '../../src/webhooks/dispatcher.js';
+import type { Relay } from '../../src/webhooks/relay.js';
 import { WebhookDeliveryRepository, type RecordedAttempt } from '../../src/webhooks/webhook-delivery.repository.js';
 import { benchDatabase, benchPool, CpuSampler, runBench } from './harness.js';
 
@@ -42,6 +44,7 @@ interface Side {
   pool: pg.Pool;
   relay: Relay;
   repository: WebhookDeliveryRepository;
+  history: HistoryMaintenance;
   /** Backend CPU of this database's connections, read through `monitor`. */
   sampler: CpuSampler;
   monitor: pg.Pool;
@@ -105,7 +108,18 @@ async function open(name: string, partitioned: boolean): Promise<Side> {
     const { rows } = await monitor.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'ringlane-bench'`, [name]);
     return rows.map((r) => ({ pid: r.pid, label: name }));
   });
-  return { name, partitioned, client, dataSource, pool, relay: new Relay(dataSource), repository: new WebhookDeliveryRepository(pool), sampler, monitor };
+  return {
+    name,
+    partitioned,
+    client,
+    dataSource,
+    pool,
+    relay: createRelay(dataSource),
+    repository: new WebhookDeliveryRepository(pool),
+    history: new HistoryMaintenance(new HistoryRepository(dataSource)),
+    sampler,
+    monitor,
+  };
 }
 
 /** Fills a side with the month past retention and the recent days. */
@@ -149,13 +163,14 @@ async function writeRound(side: Side, round: number, cost: Cost): Promise<void> 
     while ((await side.relay.batch()) > 0);
   });
   await stage(side, cost, 'claim + record', async () => {
-    const open = await side.repository.openRange(retainedRange(config.webhook.retentionDays));
+    const open = await side.repository.openRange(retainedHistory('webhook_deliveries'));
     const wanted = Array.from({ length: ORGS }, (_, i) => ({ endpointId: `whe_org_bench${i}`, quota: 20 }));
     for (;;) {
       const targets = await side.repository.claimDue(wanted, 60, open);
       if (targets.length === 0) break;
-      for (let i = 0; i < targets.length; i += 200) {
-        const attempts: RecordedAttempt[] = targets.slice(i, i + 200).map((t) => ({
+      // Recorded in batches as the dispatcher records them.
+      for (let i = 0; i < targets.length; i += RECORD_BATCH) {
+        const attempts: RecordedAttempt[] = targets.slice(i, i + RECORD_BATCH).map((t) => ({
           deliveryId: t.delivery_id,
           deliveryCreatedAt: t.created_at,
           endpointId: t.endpoint_id,
@@ -180,7 +195,7 @@ async function purge(side: Side): Promise<{ wallMs: number; cpuMs: number; vacuu
   await side.sampler.start();
   const started = performance.now();
   if (side.partitioned) {
-    await maintainHistory(side.dataSource);
+    await side.history.maintain();
   } else {
     // The webhooks worker's hourly purge until now (attempts go by cascade), and the same for events.
     await side.client.query(`DELETE FROM webhook_deliveries WHERE created_at < now() - make_interval(days => $1)`, [config.webhook.retentionDays]);

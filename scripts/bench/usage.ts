@@ -7,7 +7,8 @@
 import pg from 'pg';
 import { createDataSource } from '../../src/lib/db.js';
 import { formatMoney } from '../../src/lib/money.js';
-import { rollUp } from '../../src/usage/usage-rollup.js';
+import { UsageRollup } from '../../src/usage/usage-rollup.js';
+import { UsageRepository } from '../../src/usage/usage.repository.js';
 import { apiClient, benchDatabase, percentile, startServer, stopServer, runBench } from './harness.js';
 
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
   await client.connect();
   const dataSource = createDataSource(databaseUrl);
   await dataSource.initialize();
+  const usageRollup = new UsageRollup(new UsageRepository(dataSource));
   try {
     const call = http.request;
     const { org: reseller, api_key } = await call('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
@@ -83,12 +85,12 @@ async function main(): Promise<void> {
     const seedSeconds = (Date.now() - started) / 1000;
 
     started = Date.now();
-    const rollup = await rollUp(new Date(), dataSource);
+    const rollup = await usageRollup.run(new Date());
     const rollupSeconds = (Date.now() - started) / 1000;
     const { rows: buckets } = await client.query('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1', [tenant.id]);
     await client.query('VACUUM (ANALYZE) usage_buckets');
     started = Date.now();
-    await rollUp(new Date(), dataSource);
+    await usageRollup.run(new Date());
     const steadySeconds = (Date.now() - started) / 1000;
 
     const until = new Date(Math.floor(Date.now() / 60_000) * 60_000);

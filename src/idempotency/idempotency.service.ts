@@ -1,11 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import { ConflictError, InvalidRequestError, UnprocessableError } from '../lib/errors.js';
+import type { IdempotencyRepository, RecordKey } from './idempotency.repository.js';
 
-/** How long a finished response is replayed (CONTRACT.md §2). */
-const RETENTION = '24 hours';
-/** A request still marked running after this long died with its process; its key is free again. */
-const ABANDONED_AFTER = '5 minutes';
 const MAX_KEY_LENGTH = 255;
 
 export interface StoredResponse {
@@ -75,30 +71,22 @@ export function checkKey(key: string): void {
   }
 }
 
+/** The record's key: its owner and the Idempotency-Key's hash. */
+const recordKey = (owner: RecordOwner, secrets: RecordSecrets): RecordKey => ({ scope: owner.scope, credential: owner.credential, keyHash: secrets.keyHash });
+
 /**
  * Idempotency records in Postgres. `claim` either reserves the key for this request
- * (one INSERT ... ON CONFLICT, race-free across processes) or returns what to do instead.
+ * (race-free across processes: see `IdempotencyRepository.claim`) or returns what to do instead.
  */
 export class IdempotencyService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly repository: IdempotencyRepository) {}
 
   async claim(owner: RecordOwner, secrets: RecordSecrets, request: IdempotentRequest): Promise<Claim> {
     const fingerprint = secrets.fingerprint(request);
-    const claimed = await this.dataSource.query(
-      `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (scope, key_hash, credential) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_sealed = NULL, created_at = now()
-         WHERE idempotency_records.created_at < now() - interval '${RETENTION}'
-            OR (idempotency_records.response_status IS NULL AND idempotency_records.created_at < now() - interval '${ABANDONED_AFTER}')
-       RETURNING 1`,
-      [owner.scope, owner.credential, secrets.keyHash, fingerprint],
-    );
-    if (claimed.length > 0) return { kind: 'claimed' };
+    const key = recordKey(owner, secrets);
+    if (await this.repository.claim(key, fingerprint)) return { kind: 'claimed' };
 
-    const [row] = await this.dataSource.query(
-      `SELECT request_hash, response_status, response_sealed FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`,
-      [owner.scope, owner.credential, secrets.keyHash],
-    );
+    const row = await this.repository.find(key);
     if (!row) return this.claim(owner, secrets, request); // purged in between: try again
     if (row.request_hash !== fingerprint) {
       throw new UnprocessableError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
@@ -106,29 +94,20 @@ export class IdempotencyService {
     if (row.response_status === null) {
       throw new ConflictError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.');
     }
-    return { kind: 'replay', response: { status: row.response_status, body: secrets.open(row.response_sealed) } };
+    return { kind: 'replay', response: { status: row.response_status, body: secrets.open(row.response_sealed!) } };
   }
 
   async complete(owner: RecordOwner, secrets: RecordSecrets, response: StoredResponse): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE idempotency_records SET response_status = $4, response_sealed = $5 WHERE scope = $1 AND credential = $2 AND key_hash = $3`,
-      [owner.scope, owner.credential, secrets.keyHash, response.status, secrets.seal(response.body)],
-    );
+    await this.repository.complete(recordKey(owner, secrets), response.status, secrets.seal(response.body));
   }
 
   /** Frees the key: the request did not succeed, so the client may send it again. */
   async release(owner: RecordOwner, secrets: RecordSecrets): Promise<void> {
-    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
-      owner.scope,
-      owner.credential,
-      secrets.keyHash,
-    ]);
+    await this.repository.release(recordKey(owner, secrets));
   }
 
-  async purgeExpired(): Promise<number> {
-    const [, count] = await this.dataSource.query(
-      `DELETE FROM idempotency_records WHERE created_at < now() - interval '${RETENTION}'`,
-    );
-    return count;
+  /** Deletes records past their 24 hours (the maintenance worker); returns how many. */
+  purgeExpired(): Promise<number> {
+    return this.repository.purgeExpired();
   }
 }

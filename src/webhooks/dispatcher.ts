@@ -1,4 +1,4 @@
-import { exactly, retainedRange, type HistoryRange } from '../history/history-range.js';
+import { exactly, type HistoryRange } from '../history/history-range.js';
 import { logger } from '../lib/logger.js';
 import type { WebhookMetrics } from '../lib/metrics.js';
 import { attemptError, decide, type Decision, type RetryPolicy } from './delivery-decision.js';
@@ -16,8 +16,8 @@ export interface DispatcherSettings {
   /** How often Postgres is asked for due deliveries when nothing says there are new ones. */
   pollMs: number;
   disableAfterHours: number;
-  /** WEBHOOK_RETENTION_DAYS: deliveries older are gone, or about to be. */
-  retentionDays: number;
+  /** What is retained of deliveries now (older ones are gone, or about to be): see `retainedHistory`. */
+  retained: () => HistoryRange;
   policy: RetryPolicy;
 }
 
@@ -25,7 +25,7 @@ export interface DispatcherSettings {
 const ENDPOINTS_PER_SCAN = 1000;
 
 /** Attempts recorded together: whichever comes first, this many or this long after the first. */
-const RECORD_BATCH = 200;
+export const RECORD_BATCH = 200;
 const RECORD_WAIT_MS = 10;
 
 /** What became of one attempt, once recorded. */
@@ -88,7 +88,7 @@ export class Dispatcher {
     private readonly settings: DispatcherSettings,
     private readonly hooks: DispatcherHooks = {},
   ) {
-    this.open = retainedRange(settings.retentionDays);
+    this.open = settings.retained();
   }
 
   start(): void {
@@ -105,7 +105,7 @@ export class Dispatcher {
   private async scan(): Promise<void> {
     if (this.stopped) return;
     try {
-      this.open = await this.repository.openRange(retainedRange(this.settings.retentionDays));
+      this.open = await this.repository.openRange(this.settings.retained());
       const found = await this.repository.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN, this.open);
       for (const id of found) this.candidates.add(id);
       this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1] : '';
@@ -316,7 +316,7 @@ export class Dispatcher {
    * were partitioned), every retained day is looked in.
    */
   async deliverNow(deliveryId: string, createdAt?: Date): Promise<{ report: AttemptReport; previousStatus: string } | null> {
-    const target = await this.repository.findTarget(deliveryId, createdAt ? exactly(createdAt) : retainedRange(this.settings.retentionDays));
+    const target = await this.repository.findTarget(deliveryId, createdAt ? exactly(createdAt) : this.settings.retained());
     if (!target) return null;
     return { report: await this.attempt(target), previousStatus: target.status };
   }

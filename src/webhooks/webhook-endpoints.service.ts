@@ -1,89 +1,37 @@
-import { DELIVERIES_CHANNEL } from './relay.js';
-import { PAUSE_OR_RESUME } from './webhook-delivery.repository.js';
+import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import type { Page } from '../lib/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
-import { db } from '../lib/db.js';
-import { OrgResourceTable } from '../orgs/org-resource-table.js';
-import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import type { Page } from '../lib/pagination.js';
+import { presentRow } from '../lib/sql.js';
+import type { DeliveryLogRepository } from './webhook-delivery.repository.js';
+import type { WebhookEndpointsRepository, WebhookEndpointView } from './webhook-endpoints.repository.js';
 import { assertCustomization, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
-
-/** CONTRACT.md "Webhook endpoint": never the secret, only `has_secret`. */
-export interface WebhookEndpointView {
-  id: string;
-  name: string;
-  url: string;
-  has_secret: boolean;
-  outcomes: string[];
-  field_aliases: Record<string, string>;
-  extra_payload: Record<string, unknown>;
-  custom_headers: Record<string, string>;
-  disabled: boolean;
-  created_at: string;
-}
-
-/** The row as selected: the view, with the time still a Date. */
-type WebhookEndpointRow = Omit<WebhookEndpointView, 'created_at'> & { created_at: Date };
-
-const presentWebhookEndpoint = ({ created_at, ...rest }: WebhookEndpointRow): WebhookEndpointView => ({
-  ...rest,
-  created_at: created_at.toISOString(),
-});
-
-/** What an update writes: the request's changes, plus the failure streak a re-enable ends. */
-type EndpointUpdate = WebhookEndpointChanges & { failing_since?: () => string };
-
-/**
- * SQL for `failing_since` on `disabled: false`: the streak ends when the endpoint was
- * disabled (SET sees the row as it was); an endpoint already enabled keeps its streak, so
- * sending `disabled: false` again and again cannot keep a failing endpoint from being disabled.
- */
-const END_STREAK_IF_DISABLED = () => 'CASE WHEN disabled THEN NULL ELSE failing_since END';
-
-/**
- * The rows, always scoped by the acting organization. The secret is written but never read
- * back: the columns hold only whether there is one.
- */
-const endpointsTable = new OrgResourceTable<WebhookEndpoint, WebhookEndpointRow, WebhookEndpointView, WebhookEndpointInput, EndpointUpdate, WebhookEndpointsQuery>({
-  entity: WebhookEndpoint,
-  table: 'webhook_endpoints',
-  resource: 'webhook_endpoint',
-  idPrefix: 'whe',
-  columns: "id, name, url, (secret <> '') AS has_secret, outcomes, field_aliases, extra_payload, custom_headers, disabled, created_at",
-  present: presentWebhookEndpoint,
-  fields: {
-    name: 'name',
-    url: 'url',
-    secret: 'secret',
-    outcomes: 'outcomes',
-    field_aliases: 'fieldAliases',
-    extra_payload: 'extraPayload',
-    custom_headers: 'customHeaders',
-    disabled: 'disabled',
-    failing_since: 'failingSince',
-  },
-});
 
 /**
  * The organization's webhook endpoints (SPEC.md §2.5, §4.4). Re-enabling a disabled one
- * (`disabled: false`) also ends its failure streak (`failing_since`), so the delivery worker
- * measures `WEBHOOK_DISABLE_AFTER_HOURS` afresh from the next failure.
+ * (`disabled: false`) also ends its failure streak (see `WebhookEndpointsRepository.update`).
  */
 export class WebhookEndpointsService implements ResourceService<WebhookEndpointInput, WebhookEndpointChanges, WebhookEndpointsQuery, WebhookEndpointView> {
-  readonly resource = endpointsTable.resource;
+  readonly resource: string;
 
-  constructor(private readonly table = endpointsTable) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly endpoints: WebhookEndpointsRepository,
+    private readonly deliveries: DeliveryLogRepository,
+  ) {
+    this.resource = endpoints.resource;
+  }
 
   create(actor: Actor, input: WebhookEndpointInput): Promise<WebhookEndpointView> {
-    return this.table.create(actor, input);
+    return this.endpoints.create(actor.org.id, input);
   }
 
   list(actor: Actor, query: WebhookEndpointsQuery): Promise<Page<WebhookEndpointView>> {
-    return this.table.list(actor, query);
+    return this.endpoints.list(actor.org.id, query);
   }
 
-  read(actor: Actor, id: string): Promise<WebhookEndpointView> {
-    return this.table.read(actor, id);
+  async read(actor: Actor, id: string): Promise<WebhookEndpointView> {
+    return presentRow(await this.endpoints.find(actor.org.id, id));
   }
 
   /**
@@ -95,27 +43,24 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
    * pending deliveries wait (not due); enabling it makes them due at once, and the webhooks
    * workers are told.
    */
-  update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
-    const update = changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes;
+  async update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
     const mapsChange = changes.field_aliases !== undefined || changes.extra_payload !== undefined;
-    if (!mapsChange && changes.disabled === undefined) return this.table.update(actor, id, update);
-    return db.transaction(async (em) => {
+    if (!mapsChange && changes.disabled === undefined) return presentRow(await this.endpoints.update(this.db.manager, actor.org.id, id, changes));
+    return this.db.transaction(async (em) => {
       if (mapsChange) {
-        const stored = await this.table.findRow(em, actor.org.id, id, true);
+        const stored = await this.endpoints.findForUpdate(em, actor.org.id, id);
         assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
       }
-      const row = await this.table.updateRow(em, actor.org.id, id, update);
+      const row = await this.endpoints.update(em, actor.org.id, id, changes);
       if (changes.disabled !== undefined) {
-        await em.query(PAUSE_OR_RESUME, [[id]]);
-        await em.query(`SELECT pg_notify($1, '')`, [DELIVERIES_CHANNEL]);
+        await this.deliveries.pauseOrResume(em, [id]);
+        await this.deliveries.notify(em);
       }
-      return presentWebhookEndpoint(row);
+      return presentRow(row);
     });
   }
 
   remove(actor: Actor, id: string): Promise<void> {
-    return this.table.remove(actor, id);
+    return this.endpoints.remove(actor.org.id, id);
   }
 }
-
-export const webhookEndpointsService = new WebhookEndpointsService();

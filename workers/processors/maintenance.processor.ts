@@ -1,13 +1,12 @@
-import { maintainHistory } from '../../src/history/history-partitions.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Processors } from '../run-worker.js';
 
-export const maintenanceProcessors = ({ db, services }: Runtime): Processors<'maintenance'> => ({
+export const maintenanceProcessors = ({ services }: Runtime): Processors<'maintenance'> => ({
   /** Deletes idempotency records past their 24 hours and expired sessions. */
   'purge-expired': async () => ({
     idempotencyRecords: await services.idempotency.purgeExpired(),
     sessions: await services.sessions.purgeExpired(),
   }),
   /** Partitions of the history tables: made days ahead, dropped past retention (src/history/history-partitions.ts). */
-  'history-partitions': () => maintainHistory(db),
+  'history-partitions': () => services.history.maintain(),
 });

@@ -1,7 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import type { Runtime } from '../../src/runtime.js';
 import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
-import { retryFailed } from '../../src/webhooks/webhook-maintenance.js';
 import { failedJobId, type DeliverJob } from '../../src/webhooks/webhook.jobs.js';
 import type { Processors } from '../run-worker.js';
 
@@ -16,7 +15,7 @@ const failureSummary = (job: DeliverJob, error: string | null, status: number | 
  * the failed deliveries shown in the dashboard, and recovery of an endpoint (retention is the
  * maintenance worker's: it drops whole days of history).
  */
-export function webhooksProcessors({ db, jobs: { webhooks: jobs } }: Runtime, dispatcher: Dispatcher): Processors<'webhooks'> {
+export function webhooksProcessors({ services, jobs: { webhooks: jobs } }: Runtime, dispatcher: Dispatcher): Processors<'webhooks'> {
   return {
     deliver: async (job) => {
       const data = job.data;
@@ -26,7 +25,8 @@ export function webhooksProcessors({ db, jobs: { webhooks: jobs } }: Runtime, di
         throw new UnrecoverableError(failureSummary(data, data.failed.error, data.failed.responseStatus));
       }
       const outcome = await dispatcher.deliverNow(data.deliveryId, data.createdAt ? new Date(data.createdAt) : undefined);
-      if (!outcome) return 'no such delivery';
+      // Gone past retention (or with its endpoint): no retry brings it back.
+      if (!outcome) throw new UnrecoverableError(`delivery ${data.deliveryId} no longer exists`);
       const { report, previousStatus } = outcome;
       if (report.decision.status === 'succeeded') {
         // A delivery that was failed is not any more: its dashboard job goes (unless it is this one).
@@ -37,6 +37,10 @@ export function webhooksProcessors({ db, jobs: { webhooks: jobs } }: Runtime, di
       if (data.failed) throw new UnrecoverableError(failureSummary(data, report.recorded.error, report.recorded.responseStatus));
       return `not accepted: ${report.recorded.error}`;
     },
-    recover: (job) => retryFailed(db, jobs, { endpointId: job.data.endpointId, since: new Date(job.data.since) }),
+    recover: async (job) => {
+      const retried = await services.webhookDeliveries.recoverNow(job.data.endpointId, new Date(job.data.since));
+      if (retried === null) throw new UnrecoverableError(`endpoint ${job.data.endpointId} no longer exists`);
+      return retried;
+    },
   };
 }

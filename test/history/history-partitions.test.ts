@@ -8,17 +8,15 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { Actor } from '../../src/auth/actor.js';
 import { config } from '../../src/config.js';
-import { maintainHistory } from '../../src/history/history-partitions.js';
-import { exactly, retainedRange } from '../../src/history/history-range.js';
+import { HistoryMaintenance, retainedHistory } from '../../src/history/history-partitions.js';
+import { HistoryRepository } from '../../src/history/history.repository.js';
+import { exactly } from '../../src/history/history-range.js';
 import { createDataSource, db } from '../../src/lib/db.js';
 import { ensureDatabase } from '../../src/lib/migrate.js';
-import { createQueue } from '../../src/lib/queues.js';
 import { migrations } from '../../src/migrations/index.js';
-import { Relay } from '../../src/webhooks/relay.js';
-import { WebhookDeliveriesService } from '../../src/webhooks/webhook-deliveries.service.js';
+import { createRelay, createRuntime, type Runtime } from '../../src/runtime.js';
 import { WebhookDeliveryRepository, type RecordedAttempt } from '../../src/webhooks/webhook-delivery.repository.js';
-import { retryFailed } from '../../src/webhooks/webhook-maintenance.js';
-import { WebhookJobs, type DeliverJob } from '../../src/webhooks/webhook.jobs.js';
+import type { DeliverJob } from '../../src/webhooks/webhook.jobs.js';
 import { asCaller, createOrg, expectStatus } from '../helpers/api.js';
 import { QueryPlans, tablesRead, type PlanNode } from '../helpers/query-plans.js';
 import { redisForTests } from '../helpers/redis.js';
@@ -79,8 +77,9 @@ async function seed(orgId: string, endpointId: string, at: Date, delivery: { sta
 describe('history partitions', () => {
   describe('every hot statement reads only the days (partitions) it needs', () => {
     const plans = new QueryPlans();
-    const jobs = new WebhookJobs(createQueue('webhooks', redisForTests()));
     let dataSource: DataSource;
+    /** The services over the connections that record plans. */
+    let runtime: Runtime;
     let pool: pg.Pool;
     let orgId: string;
     let endpointId: string;
@@ -95,6 +94,7 @@ describe('history partitions', () => {
     before(async () => {
       dataSource = await plans.dataSource();
       pool = plans.pool();
+      runtime = createRuntime({ db: dataSource, redis: redisForTests() });
       const org = await createOrg({ name: 'History' });
       orgId = org.id;
       const member = { id: orgId, parentId: null, isReseller: false, disabled: false };
@@ -110,11 +110,11 @@ describe('history partitions', () => {
     after(async () => {
       await dataSource.destroy();
       await pool.end();
-      await jobs.queue.close();
+      await runtime.close();
     });
 
     it('the relay: from the oldest event not relayed to now, then the days of its batch', async () => {
-      expect(await new Relay(dataSource).batch()).to.be.at.least(4);
+      expect(await createRelay(dataSource).batch()).to.be.at.least(4);
       expectReads(plans.last('WHERE relayed_at IS NULL AND created_at >='), 'call_events', days('call_events', ago(2), soon), [partition('call_events', ago(2))]);
       for (const statement of ['JOIN webhook_endpoints w ON w.org_id = ev.org_id', 'INSERT INTO webhook_deliveries', 'UPDATE call_events SET relayed_at']) {
         expectReads(plans.last(statement), 'call_events', days('call_events', ago(2), now));
@@ -130,14 +130,14 @@ describe('history partitions', () => {
 
     it('an event relayed again (its relayed_at lost) makes no second delivery: (event, endpoint, its created_at) is unique', async () => {
       await db.query(`UPDATE call_events SET relayed_at = NULL WHERE org_id = $1 AND created_at > $2`, [orgId, ago(1)]);
-      await new Relay(dataSource).batch();
+      await createRelay(dataSource).batch();
       const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND created_at > $2`, [endpointId, ago(1)]);
       expect(n).to.equal(3);
     });
 
     it('the dispatcher: open deliveries from their first day on, each event from its own day; recording from the days of its batch', async () => {
       const repository = new WebhookDeliveryRepository(pool);
-      const open = await repository.openRange(retainedRange(config.webhook.retentionDays));
+      const open = await repository.openRange(retainedHistory('webhook_deliveries'));
       expect(open.from.getTime()).to.equal(Math.floor(retrying.at.getTime() / DAY) * DAY);
       const targets = await repository.claimDue([{ endpointId, quota: 100 }], 60, open);
       expect(targets).to.have.lengthOf(5);
@@ -166,7 +166,7 @@ describe('history partitions', () => {
     });
 
     it('the delivery log: a page reads from the newest day until it is full, and each delivery’s attempts from its day', async () => {
-      const service = new WebhookDeliveriesService(dataSource, jobs);
+      const service = runtime.services.webhookDeliveries;
       const first = await service.list(actor, { limit: 2 });
       expect(first.data).to.have.lengthOf(2);
       let plan = plans.last('FROM webhook_deliveries d WHERE d.org_id');
@@ -180,15 +180,15 @@ describe('history partitions', () => {
     });
 
     it('a delivery by id: one probe per retained day; its support retry carries its created_at and reads only its day', async () => {
-      const service = new WebhookDeliveriesService(dataSource, jobs);
+      const service = runtime.services.webhookDeliveries;
       await service.get(actor, old.deliveryId!);
       const plan = plans.last('FROM webhook_deliveries d WHERE d.id = $1');
-      const retained = retainedRange(config.webhook.retentionDays, now.getTime());
+      const retained = retainedHistory('webhook_deliveries', now.getTime());
       expectReads(plan, 'webhook_deliveries', days('webhook_deliveries', retained.from, retained.to), [partition('webhook_deliveries', old.at)]);
       expectReads(plan, 'webhook_attempts', [partition('webhook_attempts', old.at)]);
 
       await service.retry(actor, old.deliveryId!);
-      const waiting = await jobs.queue.queue.getJobs(['waiting']);
+      const waiting = await runtime.queues.webhooks.queue.getJobs(['waiting']);
       const job = waiting.find((j) => (j.data as DeliverJob).deliveryId === old.deliveryId)!;
       await job.remove();
       expect((job.data as DeliverJob).createdAt).to.equal(old.at.toISOString());
@@ -200,7 +200,7 @@ describe('history partitions', () => {
     });
 
     it('recover: only the days since it was asked for', async () => {
-      expect(await retryFailed(dataSource, jobs, { endpointId, since: ago(3) })).to.equal(0);
+      expect(await runtime.services.webhookDeliveries.retryFailed({ endpointId, since: ago(3) })).to.equal(0);
       expectReads(plans.last(`SET status = 'retrying'`), 'webhook_deliveries', days('webhook_deliveries', ago(3), soon));
       const [{ status }] = await db.query('SELECT status FROM webhook_deliveries WHERE id = $1', [failed.deliveryId]);
       expect(status).to.equal('failed');
@@ -208,6 +208,7 @@ describe('history partitions', () => {
   });
 
   describe('upkeep by the maintenance worker', () => {
+    const history = new HistoryMaintenance(new HistoryRepository(db));
     const exists = async (name: string) => (await db.query('SELECT to_regclass($1) IS NOT NULL AS found', [name]))[0].found as boolean;
     const partitionOf = async (table: HistoryTable, column: string, id: string) =>
       (await db.query(`SELECT tableoid::regclass::text AS name FROM ${table} WHERE ${column} = $1`, [id]))[0]?.name as string | undefined;
@@ -225,7 +226,7 @@ describe('history partitions', () => {
       expect(await partitionOf('webhook_deliveries', 'id', gone[0].deliveryId!)).to.equal(partition('webhook_deliveries', at(40)));
       expect(await partitionOf('webhook_deliveries', 'id', gone[1].deliveryId!)).to.equal('webhook_deliveries_default');
 
-      const done = await maintainHistory(db);
+      const done = await history.maintain();
       for (const table of HISTORY) {
         expect(done[table].dropped, table).to.be.at.least(1);
         expect(await exists(partition(table, at(40))), table).to.equal(false);
@@ -250,7 +251,7 @@ describe('history partitions', () => {
         [eventId, ahead],
       );
       expect(await partitionOf('call_events', 'id', eventId)).to.equal('call_events_default');
-      expect((await maintainHistory(db)).call_events.created).to.equal(1);
+      expect((await history.maintain()).call_events.created).to.equal(1);
       expect(await partitionOf('call_events', 'id', eventId)).to.equal(partition('call_events', ahead));
     });
   });

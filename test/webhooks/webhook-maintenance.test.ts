@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { config } from '../../src/config.js';
-import { retainedRange } from '../../src/history/history-range.js';
+import { retainedHistory } from '../../src/history/history-partitions.js';
 import { db } from '../../src/lib/db.js';
 import { createPool } from '../../src/lib/db.js';
 import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository.js';
@@ -34,7 +33,7 @@ describe('webhook maintenance', () => {
   describe('claiming due deliveries (Postgres is the delivery queue)', () => {
     const pool = createPool(4);
     const repository = new WebhookDeliveryRepository(pool);
-    const retained = () => retainedRange(config.webhook.retentionDays);
+    const retained = () => retainedHistory('webhook_deliveries');
     after(() => pool.end());
 
     it('claims only due deliveries of enabled endpoints, and leases them: a second claim gets none of them', async () => {

@@ -4,8 +4,12 @@ import { expectInvalid } from '../helpers/org-resource.js';
 import { exitCodeOf, startProcess } from '../helpers/processes.js';
 import { db } from '../../src/lib/db.js';
 import { chargeForSeconds, formatMoney } from '../../src/lib/money.js';
-import { CHUNK_HOURS, rollUp } from '../../src/usage/usage-rollup.js';
+import { CHUNK_HOURS, UsageRollup } from '../../src/usage/usage-rollup.js';
+import { UsageRepository } from '../../src/usage/usage.repository.js';
 import { floorHour, startOfNextUtcMonth, startOfUtcMonth } from '../../src/usage/usage-window.js';
+
+const rollup = new UsageRollup(new UsageRepository(db));
+const rollUp = (now: Date) => rollup.run(now);
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;

@@ -1,0 +1,52 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { HistoryRange } from '../history/history-range.js';
+
+/**
+ * The relay's statements on the outbox, `call_events`. The table is the calls domain's (the
+ * engine writes each event in the statement that changes its call); reading it for events not
+ * relayed yet, and marking them relayed, is the relay's work, and these statements are shaped
+ * by it (its batches, its range, the index of unrelayed events), so they live here, with the
+ * relay, in the webhooks domain.
+ */
+export class OutboxRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * The oldest event not relayed yet (null: none), and the database's now. This one statement
+   * reads every partition of `call_events` (each one's index of unrelayed events: a probe).
+   */
+  async oldestUnrelayed(): Promise<{ oldest: Date | null; now: Date }> {
+    const [{ oldest, now }] = await this.dataSource.query(`SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NULL`);
+    return { oldest, now };
+  }
+
+  /** Takes (FOR UPDATE, skipping those others hold) up to `limit` events in `range` not relayed yet, oldest first. */
+  lockUnrelayed(em: EntityManager, range: HistoryRange, limit: number): Promise<Array<{ id: string; created_at: Date }>> {
+    return em.query(
+      `SELECT id, created_at FROM call_events WHERE relayed_at IS NULL AND created_at >= $1 AND created_at <= $2
+        ORDER BY created_at, sequence LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+      [range.from, range.to],
+    );
+  }
+
+  /**
+   * Each event of `eventIds` (in `batch`) with each matching endpoint of its organization: an
+   * enabled one whose `outcomes` are empty or list the event's outcome (an event without an
+   * outcome yet matches no endpoint with `outcomes`).
+   */
+  matchingEndpoints(em: EntityManager, eventIds: string[], batch: HistoryRange): Promise<Array<{ event_id: string; endpoint_id: string }>> {
+    return em.query(
+      `SELECT ev.id AS event_id, w.id AS endpoint_id
+         FROM call_events ev JOIN webhook_endpoints w ON w.org_id = ev.org_id AND NOT w.disabled
+        WHERE ev.id = ANY($1) AND ev.created_at >= $2 AND ev.created_at <= $3
+          AND (cardinality(w.outcomes) = 0 OR (ev.payload->>'outcome') = ANY(w.outcomes))
+        ORDER BY ev.created_at, ev.sequence`,
+      [eventIds, batch.from, batch.to],
+    );
+  }
+
+  /** Marks the events of `eventIds` (in `batch`) relayed. */
+  async markRelayed(em: EntityManager, eventIds: string[], batch: HistoryRange): Promise<void> {
+    await em.query(`UPDATE call_events SET relayed_at = now() WHERE id = ANY($1) AND created_at >= $2 AND created_at <= $3`, [eventIds, batch.from, batch.to]);
+  }
+}
