@@ -87,6 +87,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     credentials: new CredentialsRepository(db),
     ledger: new LedgerRepository(db),
   };
+  const { organizations, credentials, ledger } = repositories;
   // The organization's resources (tenant provisioning creates a tenant's through these repositories).
   const resources = {
     agents: new AgentsRepository(db),
@@ -102,12 +103,11 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const campaigns = new CampaignsRepository(db);
   const messages = new MessagesRepository(db);
   const numbers = new PhoneNumbersRepository();
-  const smsSender = new SmsSenderService(db, numbers, messages);
+  const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers);
   const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
-  const { organizations, credentials, ledger } = repositories;
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
   const accountServices = {
     apiKeys,

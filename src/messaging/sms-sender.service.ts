@@ -4,7 +4,7 @@ import { InvalidRequestError } from '../lib/errors.js';
 import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
 import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
 import type { Organization } from '../orgs/organization.entity.js';
-import type { MessagesRepository } from './messages.repository.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 
 export interface SmsSenderView {
   phone_number: string | null;
@@ -17,7 +17,7 @@ export class SmsSenderService {
   constructor(
     private readonly db: DataSource,
     private readonly numbers: PhoneNumbersRepository,
-    private readonly messages: MessagesRepository,
+    private readonly orgs: OrganizationsRepository,
   ) {}
 
   /** `GET /v1/sms-sender`: the acting organization's own sending number, if set. */
@@ -43,6 +43,6 @@ export class SmsSenderService {
 
   /** A number the organization released, in the releasing transaction: if it texted from it, it has no sending number now. */
   async numberReleased(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
-    await this.messages.clearSmsSenderIf(em, orgId, phoneNumber);
+    await this.orgs.clearSmsSender(em, orgId, phoneNumber);
   }
 }

@@ -108,7 +108,10 @@ export class OrganizationsRepository {
     return this.load(em, id);
   }
 
-  /** Unsets the organization's sending number if it is `phoneNumber` (the number is going away). */
+  /**
+   * Unsets the organization's sending number if it is `phoneNumber` (the number is going away):
+   * one condition, one statement, so a sender set to another number meanwhile stays.
+   */
   async clearSmsSender(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
     await em.update(Organization, { id: orgId, smsSender: phoneNumber }, { smsSender: null });
   }
