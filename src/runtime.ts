@@ -97,14 +97,14 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   };
 
   // Calls, their carrier, numbers, texts and campaigns.
-  const carrierConnection = new CarrierConnectionService(db);
+  const carrierConnection = new CarrierConnectionService(db, organizations);
   const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
   const calls = new CallsRepository(db);
   const campaigns = new CampaignsRepository(db);
   const messages = new MessagesRepository(db);
   const numbers = new PhoneNumbersRepository();
   const smsSender = new SmsSenderService(db, numbers, organizations);
-  const texts = new ConfirmationTexts(messages, carriers);
+  const texts = new ConfirmationTexts(messages, carriers, organizations);
   const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
@@ -123,11 +123,11 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const services = {
     ...accountServices,
     agents: new OrgResourceService(resources.agents),
-    bookingPage: new BookingPageService(db, new BookingPageRepository(db)),
+    bookingPage: new BookingPageService(db, new BookingPageRepository(db), organizations),
     contacts: new OrgResourceService(resources.contacts),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
-    calls: new CallsService(db, calls, numbers, engine),
+    calls: new CallsService(db, calls, numbers, engine, organizations),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
     campaigns: new CampaignsService(db, campaigns, jobs.calls),
     campaignRunner: new CampaignRunner(db, campaigns, calls, engine),

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { NotFoundError } from '../lib/errors.js';
 import type { Organization } from '../orgs/organization.entity.js';
-import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { BookingPageRepository, PublishedPage } from './booking-page.repository.js';
 import type { BookingPageChanges } from './booking-page.schemas.js';
 
@@ -35,11 +35,12 @@ export class BookingPageService {
   constructor(
     private readonly db: DataSource,
     private readonly pages: BookingPageRepository,
+    private readonly orgs: OrganizationsRepository,
   ) {}
 
   /** `GET /v1/booking-page`: the acting organization's booking page settings. */
   async read(actor: Actor): Promise<BookingPageView> {
-    return presentBookingPage(await loadOrganization(this.db.manager, actor.org.id));
+    return presentBookingPage(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
   /** Turns the page on or off, or changes its headline (never inside a tenant: see the route). */
@@ -47,7 +48,7 @@ export class BookingPageService {
     const changes: Partial<Organization> = {};
     if (input.enabled !== undefined) changes.bookingPageEnabled = input.enabled;
     if (input.headline !== undefined) changes.bookingPageHeadline = input.headline;
-    return presentBookingPage(await changeOrganization(this.db.manager, actor.org.id, changes));
+    return presentBookingPage(await this.orgs.update(this.db.manager, actor.org.id, changes));
   }
 
   /**

@@ -6,7 +6,7 @@ import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
 import { formatMoney } from '../lib/money.js';
 import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
-import { loadOrganization } from '../orgs/organization.service.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { SimulateScript } from './call.entity.js';
 import type { CallRow, CallsRepository, QueuedCall } from './calls.repository.js';
 import type { CreateCallInput } from './calls.schemas.js';
@@ -49,6 +49,7 @@ export class CallsService {
     private readonly calls: CallsRepository,
     private readonly numbers: PhoneNumbersRepository,
     private readonly engine: CallEngine,
+    private readonly orgs: OrganizationsRepository,
   ) {}
 
   /**
@@ -125,7 +126,7 @@ export class CallsService {
     const call = await this.db.transaction(async (em) => {
       const number = await this.numbers.findByNumber(em, input.to);
       if (!number) throw new NotFoundError('phone_number', 'No organization has this number.');
-      const org = await loadOrganization(em, number.orgId);
+      const org = await this.orgs.load(em, number.orgId);
       if (org.disabled) throw new ConflictError('number_not_answering', 'This number does not answer: its organization is disabled.');
       if (!number.agentId) throw new ConflictError('number_not_answering', 'This number does not answer: no agent is assigned to it.');
       return this.queueCall(em, {

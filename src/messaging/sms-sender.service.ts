@@ -2,7 +2,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { InvalidRequestError } from '../lib/errors.js';
 import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
-import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
 import type { Organization } from '../orgs/organization.entity.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 
@@ -22,7 +21,7 @@ export class SmsSenderService {
 
   /** `GET /v1/sms-sender`: the acting organization's own sending number, if set. */
   async read(actor: Actor): Promise<SmsSenderView> {
-    return presentSender(await loadOrganization(this.db.manager, actor.org.id));
+    return presentSender(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
   /**
@@ -37,7 +36,7 @@ export class SmsSenderService {
           { path: 'phone_number', message: '"phone_number" is not one of the organization\'s phone numbers' },
         ]);
       }
-      return presentSender(await changeOrganization(em, actor.org.id, { smsSender: input.phone_number }));
+      return presentSender(await this.orgs.update(em, actor.org.id, { smsSender: input.phone_number }));
     });
   }
 
