@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import { payerOf } from '../billing/charges.js';
 import type { Page, PageParams } from '../lib/pagination.js';
 import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
@@ -113,7 +112,7 @@ export class CallsService {
    * the one called; outbound calls are placed by `CallsRepository.placeOutbound`.
    */
   private async queueCall(em: EntityManager, call: NewCall): Promise<QueuedCall> {
-    const payer = await payerOf(em, call.orgId);
+    const payer = await this.orgs.payerOf(em, call.orgId);
     if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
     return this.calls.insertQueued(em, { ...call, payerOrgId: payer.id });
   }
