@@ -105,7 +105,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const numbers = new PhoneNumbersRepository();
   const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers, organizations);
-  const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, [campaignCallEndHooks(campaigns, jobs.calls)]);
+  const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);

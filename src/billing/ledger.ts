@@ -1,7 +1,5 @@
-import type { EntityManager } from 'typeorm';
 import { formatMoney, type Micros } from '../lib/money.js';
 import type { LedgerKind } from './ledger-entry.entity.js';
-import { LedgerRepository } from './ledger.repository.js';
 
 export interface LedgerLine {
   /** The paying organization. */
@@ -28,7 +26,3 @@ export interface BalanceView {
 
 /** `{balance, currency}` (CONTRACT.md "Other areas: closed to tenants"). */
 export const presentBalance = (b: Balance): BalanceView => ({ balance: formatMoney(b.balanceMicros), currency: b.currency });
-
-// TODO(merge): the call engine (A) calls this; once it is given the `LedgerRepository`, delete it.
-/** @deprecated `LedgerRepository.append`. */
-export const appendLedger = (em: EntityManager, ...lines: LedgerLine[]): Promise<void> => new LedgerRepository(em.connection).append(em, ...lines);

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { callCharge } from '../billing/charges.js';
-import { appendLedger, type LedgerLine } from '../billing/ledger.js';
+import type { LedgerLine } from '../billing/ledger.js';
+import type { LedgerRepository } from '../billing/ledger.repository.js';
 import type { CarrierAdapter, CarrierReport, ScheduledReport } from '../carrier/carrier.js';
 import type { Carriers } from '../carrier/carriers.js';
 import type { ConfirmationTexts } from '../messaging/texts.js';
@@ -40,6 +41,8 @@ export class CallEngine {
     /** Each organization's carrier: the engine knows carriers only by their interface. */
     private readonly carriers: Pick<Carriers, 'ofOrg'>,
     private readonly texts: ConfirmationTexts,
+    /** Where the ending's charges are appended (the billing domain's ledger). */
+    private readonly ledger: Pick<LedgerRepository, 'append'>,
     /** What other domains do when calls end; given at construction, so no path that ends a call can skip them. */
     private readonly hooks: readonly CallEndHooks[],
   ) {}
@@ -138,7 +141,7 @@ export class CallEngine {
       }
       for (const hook of this.hooks) await hook.during(em, result);
       // Last, so each payer's balance row is locked only for the commit.
-      await appendLedger(em, ...ledger);
+      await this.ledger.append(em, ...ledger);
       return { ended: result, texts };
     });
     if (ended.length) await this.afterEnd(ended, texts);
