@@ -105,7 +105,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const numbers = new PhoneNumbersRepository();
   const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers, organizations);
-  const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
+  const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
@@ -130,7 +130,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     calls: new CallsService(db, calls, numbers, engine, organizations),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
     campaigns: new CampaignsService(db, campaigns, jobs.calls),
-    campaignRunner: new CampaignRunner(db, campaigns, calls, engine),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine),
     carrierConnection,
     messages: new MessagesService(messages),
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender),

@@ -1,13 +1,11 @@
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { payerIdSql } from '../billing/charges.js';
 import { Contact } from '../contacts/contact.entity.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { outgoingNumberSql } from '../numbers/phone-numbers.repository.js';
-import { Organization } from '../orgs/organization.entity.js';
 import { TERMINAL_SQL, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
-import { effectiveLimits, type Limits } from './call-limits.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
 // the call and writes its event (the outbox row) from the updated row, through the database
@@ -63,26 +61,6 @@ export type OpenCall = RowOf<typeof openRow.columns>;
 /** An outbound call committed as queued and never dialed (the sweeper's). */
 const undialedRow = rowShape('calls', { id: column<string>(), org_id: column<string>(), created_at: column<Date>() });
 export type UndialedCall = RowOf<typeof undialedRow.columns>;
-
-/** An organization with its limits and its reseller's (the ceiling), over alias `o`. */
-const limitedOrgRow = rowShape('organizations', {
-  id: column<string>(),
-  disabled: column<boolean>(),
-  timezone: column<string>(),
-  max_concurrent_calls: column<number>(),
-  max_calls_per_hour: column<number>(),
-  ceiling_concurrent_calls: column<number | null>('(SELECT p.max_concurrent_calls FROM organizations p WHERE p.id = o.parent_id)'),
-  ceiling_calls_per_hour: column<number | null>('(SELECT p.max_calls_per_hour FROM organizations p WHERE p.id = o.parent_id)'),
-});
-
-/** An organization as calls and campaigns are planned by: whether it may call, its clock, its limits. */
-export interface LimitedOrg {
-  id: string;
-  disabled: boolean;
-  timezone: string;
-  /** Its reseller's limits, for a tenant. */
-  ceiling: Limits | null;
-}
 
 export interface QueuedCall {
   id: string;
@@ -349,23 +327,5 @@ export class CallsRepository {
   /** The organization's contact with this number, if any (an inbound caller it knows). */
   async contactIdByNumber(em: EntityManager, orgId: string, phoneNumber: string): Promise<string | null> {
     return (await em.findOneBy(Contact, { orgId, phoneNumber }))?.id ?? null;
-  }
-
-  /** Organizations by id: ended calls' own and their payers, whose rates they are charged at. */
-  async organizations(em: EntityManager, ids: string[]): Promise<Map<string, Organization>> {
-    const orgs = await em.getRepository(Organization).findBy({ id: In([...new Set(ids)]) });
-    return new Map(orgs.map((o) => [o.id, o]));
-  }
-
-  /**
-   * An organization (with its reseller's ceiling, for a tenant) and the limits in force for it
-   * (`effectiveLimits`): what the engine admits by, what a campaign plans by and what a reseller reads.
-   */
-  async orgWithLimits(em: Sql, orgId: string): Promise<{ org: LimitedOrg; limits: Limits } | null> {
-    const [row]: Array<RowOf<typeof limitedOrgRow.columns>> = await em.query(`SELECT ${limitedOrgRow.select('o')} FROM ${limitedOrgRow.from('o')} WHERE o.id = $1`, [orgId]);
-    if (!row) return null;
-    const own = { maxConcurrentCalls: row.max_concurrent_calls, maxCallsPerHour: row.max_calls_per_hour };
-    const ceiling = row.ceiling_concurrent_calls === null || row.ceiling_calls_per_hour === null ? null : { maxConcurrentCalls: row.ceiling_concurrent_calls, maxCallsPerHour: row.ceiling_calls_per_hour };
-    return { org: { id: row.id, disabled: row.disabled, timezone: row.timezone, ceiling }, limits: effectiveLimits(own, ceiling) };
   }
 }
