@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { agentsService } from '../agents/agents.service.js';
+import type { AgentsRepository } from '../agents/agents.repository.js';
 import type { Actor } from '../auth/actor.js';
 import type { CallJobs } from '../calls/calls.jobs.js';
 import type { Page, PageParams, Sql } from '../lib/pagination.js';
@@ -51,11 +51,12 @@ export class CampaignsService {
     private readonly db: DataSource,
     private readonly campaigns: CampaignsRepository,
     private readonly jobs: CallJobs,
+    private readonly agents: Pick<AgentsRepository, 'findRow'>,
   ) {}
 
   async create(actor: Actor, input: CreateCampaignInput) {
     const id = await this.db.transaction(async (em) => {
-      await agentsService.findRow(em, actor.org.id, input.agent_id);
+      await this.agents.findRow(em, actor.org.id, input.agent_id);
       const unknown = await this.campaigns.unknownContact(em, actor.org.id, input.contact_ids);
       if (unknown) throw new NotFoundError('contact', `No such contact: ${unknown}.`);
       const campaign: Partial<Campaign> = { id: newId('cmp'), orgId: actor.org.id, name: input.name, agentId: input.agent_id, state: 'draft', simulate: input.simulate ?? null };

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
+import type { AgentsRepository } from '../agents/agents.repository.js';
 import type { Actor } from '../auth/actor.js';
-import { agentsService } from '../agents/agents.service.js';
 import type { CarrierAdapter } from '../carrier/carrier.js';
 import type { PageParams } from '../lib/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
@@ -27,6 +27,7 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
     private readonly numbers: PhoneNumbersRepository,
     private readonly carriers: NumberCarriers,
     private readonly smsSender: SmsSenderService,
+    private readonly agents: Pick<AgentsRepository, 'findRow'>,
   ) {
     this.resource = numbers.resource;
   }
@@ -41,7 +42,7 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
 
   /** `agentId`, when set, must be one of the acting organization's agents (else 404 `agent_not_found`). */
   private async checkAgent(orgId: string, agentId: string | null | undefined): Promise<void> {
-    if (agentId) await agentsService.findRow(this.db.manager, orgId, agentId);
+    if (agentId) await this.agents.findRow(this.db.manager, orgId, agentId);
   }
 
   /**

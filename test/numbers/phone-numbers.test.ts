@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { AgentsRepository } from '../../src/agents/agents.repository.js';
 import type { Actor } from '../../src/auth/actor.js';
 import { db } from '../../src/lib/db.js';
 import { SmsSenderService } from '../../src/messaging/sms-sender.service.js';
@@ -67,7 +68,7 @@ describe('phone numbers (CONTRACT.md "Other areas": POST /v1/phone-numbers)', ()
       const picks = [taken, taken, free];
       const numbers = new PhoneNumbersRepository();
       const carriers = { ofOrg: async () => ({ provisionNumber: async () => picks.shift() ?? null }) };
-      const service = new PhoneNumbersService(db, numbers, carriers, new SmsSenderService(db, numbers, new OrganizationsRepository(db)));
+      const service = new PhoneNumbersService(db, numbers, carriers, new SmsSenderService(db, numbers, new OrganizationsRepository(db)), new AgentsRepository(db));
       const ref = { id: org.id, parentId: null, isReseller: false, disabled: false };
       const actor: Actor = { via: 'api_key', keyId: org.keyId, credentialId: org.keyId, memberId: org.memberId, capabilities: ['settings'], ownerOrg: ref, org: ref };
       const number = await service.create(actor, { area_code: '415' });
