@@ -102,7 +102,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const calls = new CallsRepository(db);
   const campaigns = new CampaignsRepository(db);
   const messages = new MessagesRepository(db);
-  const numbers = new PhoneNumbersRepository();
+  const numbers = new PhoneNumbersRepository(db);
   const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers, organizations);
   const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);

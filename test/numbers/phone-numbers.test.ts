@@ -66,7 +66,7 @@ describe('phone numbers (CONTRACT.md "Other areas": POST /v1/phone-numbers)', ()
       const free = uniqueNumber();
       expectStatus(await stranger.post('/v1/phone-numbers', { phone_number: taken }), 201);
       const picks = [taken, taken, free];
-      const numbers = new PhoneNumbersRepository();
+      const numbers = new PhoneNumbersRepository(db);
       const carriers = { ofOrg: async () => ({ provisionNumber: async () => picks.shift() ?? null }) };
       const service = new PhoneNumbersService(db, numbers, carriers, new SmsSenderService(db, numbers, new OrganizationsRepository(db)), new AgentsRepository(db));
       const ref = { id: org.id, parentId: null, isReseller: false, disabled: false };
