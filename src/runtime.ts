@@ -41,7 +41,6 @@ import { OrgResourceService } from './orgs/org-resource.service.js';
 import { OrganizationService } from './orgs/organization.service.js';
 import { OrganizationsRepository } from './orgs/organizations.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
-import { TenantActivityRepository } from './tenants/tenant-activity.repository.js';
 import { TenantEffects } from './tenants/tenant-effects.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
@@ -117,7 +116,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
     sessions: new SessionsService(credentials, organizations, redis),
     tenants: new TenantsService(db, organizations, resources, jobs.tenants, redis),
-    tenantEffects: new TenantEffects(organizations, new TenantActivityRepository(db), engine),
+    tenantEffects: new TenantEffects(organizations, { campaigns, calls }, engine),
   };
 
   const services = {

@@ -5,14 +5,18 @@ import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { outgoingNumberSql } from '../numbers/phone-numbers.repository.js';
-import { TERMINAL_SQL, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
+import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
 // the call and writes its event (the outbox row) from the updated row, through the database
 // function call_event_payload() (see the VoiceOrganization migration): atomic without a
 // transaction round trip, and the event can never disagree with the row it describes.
-// The terminal statuses are spelled in SQL here and nowhere else: other domains ask this
-// repository (open calls of an organization, organizations with open calls).
+
+/**
+ * The terminal statuses as an SQL list, for `status IN ...` / `status NOT IN ...`: spelled in SQL
+ * here and nowhere else. Other domains ask this repository (`openCallIds`, `orgsWithOpenCalls`).
+ */
+const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** A call as the API shows it (CONTRACT.md "Calls"), over alias `c`. */
 const callRow = rowShape('calls', {
