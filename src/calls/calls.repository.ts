@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { payerIdSql } from '../billing/charges.js';
-import { Contact } from '../contacts/contact.entity.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
@@ -326,10 +325,5 @@ export class CallsRepository {
       [graceSeconds, limit],
     );
     return rows.map((r) => r.id);
-  }
-
-  /** The organization's contact with this number, if any (an inbound caller it knows). */
-  async contactIdByNumber(em: EntityManager, orgId: string, phoneNumber: string): Promise<string | null> {
-    return (await em.findOneBy(Contact, { orgId, phoneNumber }))?.id ?? null;
   }
 }

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
+import type { ContactsRepository } from '../contacts/contacts.repository.js';
 import type { Page, PageParams } from '../lib/pagination.js';
 import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
@@ -49,6 +50,7 @@ export class CallsService {
     private readonly numbers: PhoneNumbersRepository,
     private readonly engine: CallEngine,
     private readonly orgs: OrganizationsRepository,
+    private readonly contacts: Pick<ContactsRepository, 'idByNumber'>,
   ) {}
 
   /**
@@ -131,7 +133,7 @@ export class CallsService {
       return this.queueCall(em, {
         orgId: org.id,
         agentId: number.agentId,
-        contactId: await this.calls.contactIdByNumber(em, org.id, input.from),
+        contactId: await this.contacts.idByNumber(em, org.id, input.from),
         campaignId: null,
         direction: 'inbound',
         phoneNumber: input.from,
