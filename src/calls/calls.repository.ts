@@ -136,6 +136,12 @@ export class CallsRepository {
    * is the API's hottest write): checks the agent, the contact and the campaign belong to the
    * organization and the payer's balance is above zero, and only then inserts the call, going
    * out from the organization's outgoing number, and its `call.queued` event.
+   *
+   * The one place this repository reads other domains' tables, on purpose: the organization
+   * and its payer (by the billing domain's `payerIdSql`), the agent, the contact and the
+   * campaign (only whether each is the organization's), and the outgoing number (by the numbers
+   * domain's `outgoingNumberSql`). Asked of their repositories one by one, that would be five
+   * more round trips on every call placed. It writes only calls and call_events.
    */
   async placeOutbound(em: Sql, request: OutboundRequest): Promise<OutboundResult> {
     const id = newId('call');
