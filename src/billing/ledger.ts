@@ -13,7 +13,10 @@ export interface LedgerLine {
   description?: string;
 }
 
-/** An organization's balance: the sum of its ledger lines. */
+/**
+ * An organization's balance: the sum of its ledger lines, kept on its row (`Organization`
+ * has both fields) by the database in the same transaction as every line.
+ */
 export interface Balance {
   balanceMicros: Micros;
   currency: string;
