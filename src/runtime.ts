@@ -131,7 +131,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     campaigns: new CampaignsService(db, campaigns, jobs.calls, resources.agents, resources.contacts),
     campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine),
     carrierConnection,
-    messages: new MessagesService(messages),
+    messages: new MessagesService(messages, organizations),
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
     smsSender,
     texts,

@@ -35,8 +35,8 @@ const callRow = rowShape('calls', {
   started_at: column<Date | null>(),
   ended_at: column<Date | null>(),
   created_at: column<Date>(),
-  // A tenant's calls are paid by its reseller, in the reseller's currency.
-  currency: column<string>('(SELECT currency FROM organizations p WHERE p.id = c.payer_org_id)'),
+  // Whose currency the call is shown in (`OrganizationsRepository.withPayerCurrency`).
+  payer_org_id: column<string>(),
 });
 export type CallRow = RowOf<typeof callRow.columns>;
 

@@ -20,7 +20,7 @@ export class InsufficientBalanceError extends AppError {
 
 type NewCall = Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId'>;
 
-function presentCall(c: CallRow) {
+function presentCall(c: CallRow & { currency: string }) {
   return {
     id: c.id,
     org_id: c.org_id,
@@ -91,6 +91,7 @@ export class CallsService {
       our_number: call.ourNumber,
       duration_seconds: null,
       charge_micros: null,
+      payer_org_id: call.payerOrgId,
       currency,
       started_at: null,
       ended_at: null,
@@ -98,14 +99,21 @@ export class CallsService {
     });
   }
 
-  list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
-    return this.calls.list(actor.org.id, query, presentCall);
+  async list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
+    const page = await this.calls.list(actor.org.id, query, (row) => row);
+    return { ...page, data: (await this.orgs.withPayerCurrency(page.data)).map(presentCall) };
   }
 
   async get(actor: Actor, id: string) {
     const row = await this.calls.find(id, actor.org.id);
     if (!row) throw new NotFoundError('call');
-    return presentCall(row);
+    return this.present(row);
+  }
+
+  /** A call as the API shows it, in its payer's currency. */
+  private async present(row: CallRow) {
+    const [call] = await this.orgs.withPayerCurrency([row]);
+    return presentCall(call);
   }
 
   /**
@@ -142,6 +150,6 @@ export class CallsService {
       });
     });
     await this.handOff(call.id, () => this.engine.jobs.dial(call.id));
-    return { call: presentCall((await this.calls.find(call.id))!) };
+    return { call: await this.present((await this.calls.find(call.id))!) };
   }
 }

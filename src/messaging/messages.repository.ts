@@ -13,8 +13,8 @@ const messageRow = rowShape('messages', {
   body: column<string>(),
   charge_micros: column<string>(),
   created_at: column<Date>(),
-  // A tenant's texts are paid by its reseller, in the reseller's currency.
-  currency: column<string>('(SELECT currency FROM organizations payer WHERE payer.id = messages.payer_org_id)'),
+  // Whose currency the text is shown in (`OrganizationsRepository.withPayerCurrency`).
+  payer_org_id: column<string>(),
 });
 export type MessageRow = RowOf<typeof messageRow.columns>;
 

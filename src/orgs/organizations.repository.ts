@@ -92,6 +92,17 @@ export class OrganizationsRepository {
     return em.createQueryBuilder(Organization, 'o').leftJoinAndSelect('o.parent', 'parent').where('o.id = :id', { id }).getOne();
   }
 
+  /**
+   * Rows paid by organizations (calls, texts), each with its payer's currency, the one it is
+   * charged and shown in: a tenant's are paid by its reseller, in the reseller's currency.
+   */
+  async withPayerCurrency<R extends { payer_org_id: string }>(rows: R[]): Promise<Array<R & { currency: string }>> {
+    if (rows.length === 0) return [];
+    const payers = await this.db.manager.find(Organization, { select: { id: true, currency: true }, where: { id: In([...new Set(rows.map((r) => r.payer_org_id))]) } });
+    const currencies = new Map(payers.map((p) => [p.id, p.currency]));
+    return rows.map((row) => ({ ...row, currency: currencies.get(row.payer_org_id)! }));
+  }
+
   /** The paying organization of an organization: itself, or for a tenant its reseller (see `payerIdSql`). */
   payerOf(em: EntityManager, orgId: string): Promise<Organization> {
     return em
