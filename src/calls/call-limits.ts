@@ -35,15 +35,16 @@ export interface Limits {
 }
 
 /**
- * The limits in force for an organization: its own, and for a tenant never above its
- * reseller's ceiling. What the engine admits by, what a campaign plans by and what a
- * reseller reads of its tenant. The operator may lower a ceiling after a tenant's limits were set, so
+ * The limits in force for an organization read with its reseller as `parent` (see
+ * `OrganizationsRepository.findWithParent`): its own, and for a tenant never above its
+ * reseller's ceiling. What the engine admits by, what a campaign plans by and what a reseller
+ * reads of its tenant. The operator may lower a ceiling after a tenant's limits were set, so
  * the tenant's stored values can be above it; they apply again if the ceiling rises.
  */
-export function effectiveLimits(org: Limits, reseller: Limits | null): Limits {
+export function effectiveLimits(org: Limits & { parent?: Limits | null }): Limits {
   return {
-    maxConcurrentCalls: Math.min(org.maxConcurrentCalls, reseller?.maxConcurrentCalls ?? Infinity),
-    maxCallsPerHour: Math.min(org.maxCallsPerHour, reseller?.maxCallsPerHour ?? Infinity),
+    maxConcurrentCalls: Math.min(org.maxConcurrentCalls, org.parent?.maxConcurrentCalls ?? Infinity),
+    maxCallsPerHour: Math.min(org.maxCallsPerHour, org.parent?.maxCallsPerHour ?? Infinity),
   };
 }
 

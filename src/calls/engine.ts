@@ -62,7 +62,7 @@ export class CallEngine {
     const org = await this.orgs.findWithParent(this.db.manager, orgId);
     // A disabled tenant dials nothing.
     if (!org || org.disabled) return;
-    const limits = effectiveLimits(org, org.parent ?? null);
+    const limits = effectiveLimits(org);
     for (;;) {
       const admission = await this.limits.admit(orgId, limits);
       await this.dial(admission.callIds);

@@ -45,7 +45,7 @@ export class CampaignRunner {
       const window = { start: campaign.callingHoursStart, end: campaign.callingHoursEnd, weekdays: campaign.weekdays };
       if (!withinCallingWindow(window, new Date(), org.timezone)) return { calls: [], orgId: org.id, recheckMs: OUTSIDE_HOURS_RECHECK_MS };
 
-      const { maxConcurrentCalls } = effectiveLimits(org, org.parent ?? null);
+      const { maxConcurrentCalls } = effectiveLimits(org);
       const capacity = Math.max(0, maxConcurrentCalls - (await this.campaigns.callingCount(em, campaign.id)));
       const calls: QueuedCall[] = [];
       for (const contactId of await this.campaigns.dueContacts(em, campaign.id, capacity)) {
