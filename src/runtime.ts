@@ -44,7 +44,6 @@ import { OrgResourceService } from './orgs/org-resource.service.js';
 import { OrganizationService } from './orgs/organization.service.js';
 import { OrganizationsRepository } from './orgs/organizations.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
-import { TenantActivityRepository } from './tenants/tenant-activity.repository.js';
 import { TenantEffects } from './tenants/tenant-effects.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
 import { TenantsService } from './tenants/tenants.service.js';
@@ -97,6 +96,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     credentials: new CredentialsRepository(db),
     ledger: new LedgerRepository(db),
   };
+  const { organizations, credentials, ledger } = repositories;
   // The organization's resources (tenant provisioning creates a tenant's through these repositories).
   const resources = {
     agents: new AgentsRepository(db),
@@ -106,18 +106,17 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   };
 
   // Calls, their carrier, numbers, texts and campaigns.
-  const carrierConnection = new CarrierConnectionService(db);
+  const carrierConnection = new CarrierConnectionService(db, organizations);
   const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
   const calls = new CallsRepository(db);
   const campaigns = new CampaignsRepository(db);
   const messages = new MessagesRepository(db);
-  const numbers = new PhoneNumbersRepository();
-  const smsSender = new SmsSenderService(db, numbers, messages);
-  const texts = new ConfirmationTexts(messages, carriers);
-  const engine = new CallEngine(db, calls, new CallLimits(redis), jobs.calls, carriers, texts, [campaignCallEndHooks(campaigns, jobs.calls)]);
+  const numbers = new PhoneNumbersRepository(db);
+  const smsSender = new SmsSenderService(db, numbers, organizations);
+  const texts = new ConfirmationTexts(messages, carriers, organizations);
+  const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
-  const { organizations, credentials, ledger } = repositories;
   const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis);
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
   const accountServices = {
@@ -128,7 +127,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
     sessions: new SessionsService(credentials, organizations, redis),
     tenants,
-    tenantEffects: new TenantEffects(organizations, new TenantActivityRepository(db), engine),
+    tenantEffects: new TenantEffects(organizations, { campaigns, calls }, engine),
   };
 
   // Webhooks, history, usage, idempotency.
@@ -139,17 +138,17 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const services = {
     ...accountServices,
     agents: new OrgResourceService(resources.agents),
-    bookingPage: new BookingPageService(db, new BookingPageRepository(db)),
+    bookingPage: new BookingPageService(db, new BookingPageRepository(db), organizations),
     contacts: new OrgResourceService(resources.contacts),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
-    calls: new CallsService(db, calls, numbers, engine),
+    calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
-    campaigns: new CampaignsService(db, campaigns, jobs.calls),
-    campaignRunner: new CampaignRunner(db, campaigns, calls, engine),
+    campaigns: new CampaignsService(db, campaigns, jobs.calls, resources.agents, resources.contacts),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine),
     carrierConnection,
-    messages: new MessagesService(messages),
-    phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender),
+    messages: new MessagesService(messages, organizations),
+    phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
     smsSender,
     texts,
     // Webhooks, history, usage, idempotency.

@@ -23,7 +23,8 @@ export type AgentView = Presented<AgentRow>;
  * The organization's agents. An agent a campaign uses cannot be deleted (409 `agent_in_use`,
  * from the campaigns' RESTRICT foreign key); numbers it answers lose their agent (SET NULL).
  * Tenant provisioning creates a tenant's agent with `insertRow(em, tenantId, fields)`; numbers
- * check an agent is the organization's with `findRow(em, orgId, id)` (404 `agent_not_found`).
+ * and campaigns check an agent is the organization's with `findRow(em, orgId, id)` (404
+ * `agent_not_found`).
  */
 export class AgentsRepository extends OrgResourceRepository<typeof agentShape.columns> {
   constructor(db: DataSource) {

@@ -40,7 +40,12 @@ const SESSION_CREDENTIAL = rowShape('sessions', {
 export type StoredKey = RowOf<typeof KEY_CREDENTIAL.columns> & { org: OrgRef };
 export type StoredSession = RowOf<typeof SESSION_CREDENTIAL.columns> & { org: OrgRef };
 
-/** The credentials: API keys (`api_keys`) and members' sessions (`sessions`). */
+/**
+ * The credentials: API keys (`api_keys`) and members' sessions (`sessions`). Resolving one
+ * reads its member and organization (`members`, `organizations`: the organizations domain's
+ * tables, by its `ORG_REF` shape) in the same statement, on purpose: it is the authentication
+ * path, one round trip for whatever a request's authorization needs.
+ */
 export class CredentialsRepository {
   constructor(private readonly db: DataSource) {}
 

@@ -17,7 +17,7 @@ export class BillingService {
 
   /** `GET /v1/balance`. */
   async balance(actor: Actor): Promise<BalanceView> {
-    return presentBalance(await this.ledger.balance(this.db.manager, actor.org.id));
+    return presentBalance(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
   /** `GET /v1/payments`: the money paid into the acting organization. */

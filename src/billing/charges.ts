@@ -1,7 +1,5 @@
-import type { EntityManager } from 'typeorm';
 import { chargeForSeconds, type Micros } from '../lib/money.js';
 import type { Organization } from '../orgs/organization.entity.js';
-import { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { LedgerLine } from './ledger.js';
 
 /**
@@ -9,13 +7,9 @@ import type { LedgerLine } from './ledger.js';
  * the query): itself, or for a tenant its reseller, whose balance and rates apply (SPEC.md §1).
  * In SQL, because `POST /v1/calls` places a call in one statement; a call records its payer
  * when it is placed, and its charge and texts go to that payer. Everything that needs a payer
- * (`OrganizationsRepository.payerOf`, the call store) uses this.
+ * (`OrganizationsRepository.payerOf`, `CallsRepository.placeOutbound`) uses this.
  */
 export const payerIdSql = (org: string) => `COALESCE(${org}.parent_id, ${org}.id)`;
-
-// TODO(merge): placing a call (A) calls this; once it is given the `OrganizationsRepository`, delete it.
-/** @deprecated `OrganizationsRepository.payerOf`. */
-export const payerOf = (em: EntityManager, orgId: string): Promise<Organization> => new OrganizationsRepository(em.connection).payerOf(em, orgId);
 
 /**
  * A call's charge: per started second at the payer's per-minute rate. The ledger line's unique

@@ -2,8 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
-import { Organization } from '../orgs/organization.entity.js';
-import type { Balance, LedgerLine } from './ledger.js';
+import type { LedgerLine } from './ledger.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 
 /** A credit: a positive adjustment of the organization's ledger (an opening balance, a top-up). */
@@ -17,7 +16,7 @@ const CREDIT = rowShape('ledger_entries', {
 
 export type CreditRow = RowOf<typeof CREDIT.columns>;
 
-/** The ledger (`ledger_entries`) and the balances it keeps. */
+/** The ledger (`ledger_entries`); the database keeps each organization's balance, on its row, from it. */
 export class LedgerRepository {
   constructor(private readonly db: DataSource) {}
 
@@ -40,12 +39,6 @@ export class LedgerRepository {
         description: line.description ?? '',
       })),
     );
-  }
-
-  /** An organization's balance (kept on its row, in the same transaction as every line) and currency. */
-  async balance(em: EntityManager, orgId: string): Promise<Balance> {
-    const org = await em.findOneOrFail(Organization, { select: { id: true, balanceMicros: true, currency: true }, where: { id: orgId } });
-    return { balanceMicros: org.balanceMicros, currency: org.currency };
   }
 
   /**

@@ -1,7 +1,5 @@
-import type { EntityManager } from 'typeorm';
 import { formatMoney, type Micros } from '../lib/money.js';
 import type { LedgerKind } from './ledger-entry.entity.js';
-import { LedgerRepository } from './ledger.repository.js';
 
 export interface LedgerLine {
   /** The paying organization. */
@@ -15,7 +13,10 @@ export interface LedgerLine {
   description?: string;
 }
 
-/** An organization's balance: the sum of its ledger lines. */
+/**
+ * An organization's balance: the sum of its ledger lines, kept on its row (`Organization`
+ * has both fields) by the database in the same transaction as every line.
+ */
 export interface Balance {
   balanceMicros: Micros;
   currency: string;
@@ -28,7 +29,3 @@ export interface BalanceView {
 
 /** `{balance, currency}` (CONTRACT.md "Other areas: closed to tenants"). */
 export const presentBalance = (b: Balance): BalanceView => ({ balance: formatMoney(b.balanceMicros), currency: b.currency });
-
-// TODO(merge): the call engine (A) calls this; once it is given the `LedgerRepository`, delete it.
-/** @deprecated `LedgerRepository.append`. */
-export const appendLedger = (em: EntityManager, ...lines: LedgerLine[]): Promise<void> => new LedgerRepository(em.connection).append(em, ...lines);

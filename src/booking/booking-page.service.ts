@@ -1,9 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { NotFoundError } from '../lib/errors.js';
-import type { Organization } from '../orgs/organization.entity.js';
-import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
-import type { BookingPageRepository, PublishedPage } from './booking-page.repository.js';
+import { isTenant, type Organization } from '../orgs/organization.entity.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import type { BookingOffer, BookingPageRepository } from './booking-page.repository.js';
 import type { BookingPageChanges } from './booking-page.schemas.js';
 
 export interface BookingPageView {
@@ -16,16 +16,14 @@ export interface BookingPageView {
 /** Where an organization's public page lives. */
 export const bookingPageUrl = (orgId: string) => `/book/${orgId}`;
 
-/** A tenant never gets a public booking page (SPEC.md §1). */
-const isTenant = (org: Pick<Organization, 'parentId'>) => org.parentId !== null;
-
 const presentBookingPage = (org: Organization): BookingPageView =>
+  // A tenant never gets a public booking page (SPEC.md §1).
   isTenant(org)
     ? { enabled: false, headline: org.bookingPageHeadline, url: null }
     : { enabled: org.bookingPageEnabled, headline: org.bookingPageHeadline, url: bookingPageUrl(org.id) };
 
 /** What the public page shows. Strings are the organization's own: escape them when rendering. */
-export type PublicBookingPage = Omit<PublishedPage, 'name' | 'headline'> & { headline: string };
+export type PublicBookingPage = BookingOffer & { headline: string };
 
 /** The most services and locations a page lists. */
 const PAGE_ITEMS = 200;
@@ -35,11 +33,12 @@ export class BookingPageService {
   constructor(
     private readonly db: DataSource,
     private readonly pages: BookingPageRepository,
+    private readonly orgs: OrganizationsRepository,
   ) {}
 
   /** `GET /v1/booking-page`: the acting organization's booking page settings. */
   async read(actor: Actor): Promise<BookingPageView> {
-    return presentBookingPage(await loadOrganization(this.db.manager, actor.org.id));
+    return presentBookingPage(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
   /** Turns the page on or off, or changes its headline (never inside a tenant: see the route). */
@@ -47,7 +46,7 @@ export class BookingPageService {
     const changes: Partial<Organization> = {};
     if (input.enabled !== undefined) changes.bookingPageEnabled = input.enabled;
     if (input.headline !== undefined) changes.bookingPageHeadline = input.headline;
-    return presentBookingPage(await changeOrganization(this.db.manager, actor.org.id, changes));
+    return presentBookingPage(await this.orgs.update(this.db.manager, actor.org.id, changes));
   }
 
   /**
@@ -55,9 +54,8 @@ export class BookingPageService {
    * organization, the page turned off, a tenant) is the same 404, so the page reveals nothing.
    */
   async publicPage(orgId: string): Promise<PublicBookingPage> {
-    const page = await this.pages.findPublished(orgId, PAGE_ITEMS);
-    if (!page) throw new NotFoundError('booking_page');
-    const { name, headline, ...offer } = page;
-    return { ...offer, headline: headline ?? name };
+    const org = await this.orgs.find(this.db.manager, orgId);
+    if (!org || isTenant(org) || !org.bookingPageEnabled) throw new NotFoundError('booking_page');
+    return { ...(await this.pages.findOffer(orgId, PAGE_ITEMS)), headline: org.bookingPageHeadline ?? org.name };
   }
 }

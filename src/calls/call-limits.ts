@@ -1,6 +1,4 @@
-import type { EntityManager } from 'typeorm';
 import { redisKey, scanKeys, tagOf, type RedisClient } from '../lib/redis.js';
-import { CallsRepository } from './calls.repository.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -37,25 +35,17 @@ export interface Limits {
 }
 
 /**
- * The limits in force for an organization: its own, and for a tenant never above its
- * reseller's ceiling. The operator may lower a ceiling after a tenant's limits were set, so
+ * The limits in force for an organization read with its reseller as `parent` (see
+ * `OrganizationsRepository.findWithParent`): its own, and for a tenant never above its
+ * reseller's ceiling. What the engine admits by, what a campaign plans by and what a reseller
+ * reads of its tenant. The operator may lower a ceiling after a tenant's limits were set, so
  * the tenant's stored values can be above it; they apply again if the ceiling rises.
  */
-export function effectiveLimits(org: Limits, reseller: Limits | null): Limits {
+export function effectiveLimits(org: Limits & { parent?: Limits | null }): Limits {
   return {
-    maxConcurrentCalls: Math.min(org.maxConcurrentCalls, reseller?.maxConcurrentCalls ?? Infinity),
-    maxCallsPerHour: Math.min(org.maxCallsPerHour, reseller?.maxCallsPerHour ?? Infinity),
+    maxConcurrentCalls: Math.min(org.maxConcurrentCalls, org.parent?.maxConcurrentCalls ?? Infinity),
+    maxCallsPerHour: Math.min(org.maxCallsPerHour, org.parent?.maxCallsPerHour ?? Infinity),
   };
-}
-
-/**
- * An organization and the limits in force for it, its reseller's ceiling as `parent`.
- * @deprecated Only for the tenants service until it is given the calls repository: use
- * `CallsRepository.orgWithLimits` (which this is), then delete this.
- */
-export async function orgWithLimits(em: EntityManager, orgId: string) {
-  const found = await new CallsRepository(em.connection).orgWithLimits(em, orgId);
-  return found && { org: { ...found.org, parent: found.org.ceiling }, limits: found.limits };
 }
 
 /** CONTRACT.md's shape of a pair of limits (a tenant's, a ceiling). */

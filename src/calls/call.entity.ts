@@ -6,12 +6,6 @@ export const TERMINAL_STATUSES = ['completed', 'no_answer', 'busy', 'failed', 'c
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', ...TERMINAL_STATUSES] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
-/**
- * The terminal statuses as an SQL list, for `status IN ...` / `status NOT IN ...`: spelled in SQL
- * only by the calls repository, which other domains ask (`CallsRepository.openCallIds`,
- * `orgsWithOpenCalls`). tenant-effects still imports it until it is switched to those.
- */
-export const TERMINAL_SQL = `(${TERMINAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 export type Outcome = 'positive' | 'neutral' | 'negative' | 'voicemail' | 'unreachable';
 export type EndReason = 'completed' | 'no_answer' | 'busy' | 'failed' | 'canceled' | 'tenant_disabled';
 export type Direction = 'outbound' | 'inbound';

@@ -1,12 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import { payerOf } from '../billing/charges.js';
+import type { ContactsRepository } from '../contacts/contacts.repository.js';
 import type { Page, PageParams } from '../lib/pagination.js';
 import { logger } from '../lib/logger.js';
 import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
 import { formatMoney } from '../lib/money.js';
 import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
-import { loadOrganization } from '../orgs/organization.service.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { SimulateScript } from './call.entity.js';
 import type { CallRow, CallsRepository, QueuedCall } from './calls.repository.js';
 import type { CreateCallInput } from './calls.schemas.js';
@@ -20,7 +20,7 @@ export class InsufficientBalanceError extends AppError {
 
 type NewCall = Omit<QueuedCall, 'id' | 'createdAt' | 'payerOrgId'>;
 
-function presentCall(c: CallRow) {
+function presentCall(c: CallRow & { currency: string }) {
   return {
     id: c.id,
     org_id: c.org_id,
@@ -49,6 +49,8 @@ export class CallsService {
     private readonly calls: CallsRepository,
     private readonly numbers: PhoneNumbersRepository,
     private readonly engine: CallEngine,
+    private readonly orgs: OrganizationsRepository,
+    private readonly contacts: Pick<ContactsRepository, 'idByNumber'>,
   ) {}
 
   /**
@@ -89,6 +91,7 @@ export class CallsService {
       our_number: call.ourNumber,
       duration_seconds: null,
       charge_micros: null,
+      payer_org_id: call.payerOrgId,
       currency,
       started_at: null,
       ended_at: null,
@@ -96,14 +99,21 @@ export class CallsService {
     });
   }
 
-  list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
-    return this.calls.list(actor.org.id, query, presentCall);
+  async list(actor: Actor, query: PageParams & { status?: string; direction?: string; campaign_id?: string }): Promise<Page<ReturnType<typeof presentCall>>> {
+    const page = await this.calls.list(actor.org.id, query, (row) => row);
+    return { ...page, data: (await this.orgs.withPayerCurrency(page.data)).map(presentCall) };
   }
 
   async get(actor: Actor, id: string) {
     const row = await this.calls.find(id, actor.org.id);
     if (!row) throw new NotFoundError('call');
-    return presentCall(row);
+    return this.present(row);
+  }
+
+  /** A call as the API shows it, in its payer's currency. */
+  private async present(row: CallRow) {
+    const [call] = await this.orgs.withPayerCurrency([row]);
+    return presentCall(call);
   }
 
   /**
@@ -112,7 +122,7 @@ export class CallsService {
    * the one called; outbound calls are placed by `CallsRepository.placeOutbound`.
    */
   private async queueCall(em: EntityManager, call: NewCall): Promise<QueuedCall> {
-    const payer = await payerOf(em, call.orgId);
+    const payer = await this.orgs.payerOf(em, call.orgId);
     if (payer.balanceMicros <= 0n) throw new InsufficientBalanceError();
     return this.calls.insertQueued(em, { ...call, payerOrgId: payer.id });
   }
@@ -125,13 +135,13 @@ export class CallsService {
     const call = await this.db.transaction(async (em) => {
       const number = await this.numbers.findByNumber(em, input.to);
       if (!number) throw new NotFoundError('phone_number', 'No organization has this number.');
-      const org = await loadOrganization(em, number.orgId);
+      const org = await this.orgs.load(em, number.orgId);
       if (org.disabled) throw new ConflictError('number_not_answering', 'This number does not answer: its organization is disabled.');
       if (!number.agentId) throw new ConflictError('number_not_answering', 'This number does not answer: no agent is assigned to it.');
       return this.queueCall(em, {
         orgId: org.id,
         agentId: number.agentId,
-        contactId: await this.calls.contactIdByNumber(em, org.id, input.from),
+        contactId: await this.contacts.idByNumber(em, org.id, input.from),
         campaignId: null,
         direction: 'inbound',
         phoneNumber: input.from,
@@ -140,6 +150,6 @@ export class CallsService {
       });
     });
     await this.handOff(call.id, () => this.engine.jobs.dial(call.id));
-    return { call: presentCall((await this.calls.find(call.id))!) };
+    return { call: await this.present((await this.calls.find(call.id))!) };
   }
 }

@@ -1,11 +1,13 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { callCharge } from '../billing/charges.js';
-import { appendLedger, type LedgerLine } from '../billing/ledger.js';
+import type { LedgerLine } from '../billing/ledger.js';
+import type { LedgerRepository } from '../billing/ledger.repository.js';
 import type { CarrierAdapter, CarrierReport, ScheduledReport } from '../carrier/carrier.js';
 import type { Carriers } from '../carrier/carriers.js';
 import type { ConfirmationTexts } from '../messaging/texts.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { EndReason, TerminalStatus } from './call.entity.js';
-import type { CallLimits } from './call-limits.js';
+import { effectiveLimits, type CallLimits } from './call-limits.js';
 import type { CallJobs } from './calls.jobs.js';
 import type { CallsRepository, EndedCall } from './calls.repository.js';
 
@@ -35,11 +37,15 @@ export class CallEngine {
   constructor(
     private readonly db: DataSource,
     private readonly calls: CallsRepository,
+    /** Whose calls they are and who pays for them: their limits, their rates. */
+    private readonly orgs: Pick<OrganizationsRepository, 'byIds' | 'findWithParent'>,
     readonly limits: CallLimits,
     readonly jobs: CallJobs,
     /** Each organization's carrier: the engine knows carriers only by their interface. */
     private readonly carriers: Pick<Carriers, 'ofOrg'>,
     private readonly texts: ConfirmationTexts,
+    /** Where the ending's charges are appended (the billing domain's ledger). */
+    private readonly ledger: Pick<LedgerRepository, 'append'>,
     /** What other domains do when calls end; given at construction, so no path that ends a call can skip them. */
     private readonly hooks: readonly CallEndHooks[],
   ) {}
@@ -53,10 +59,10 @@ export class CallEngine {
   /** Admits what the organization's limits allow, in creation order, and dials it. */
   async dispatch(orgId: string): Promise<void> {
     await this.jobs.dispatchStarted(orgId);
-    const found = await this.calls.orgWithLimits(this.db, orgId);
+    const org = await this.orgs.findWithParent(this.db.manager, orgId);
     // A disabled tenant dials nothing.
-    if (!found || found.org.disabled) return;
-    const { limits } = found;
+    if (!org || org.disabled) return;
+    const limits = effectiveLimits(org);
     for (;;) {
       const admission = await this.limits.admit(orgId, limits);
       await this.dial(admission.callIds);
@@ -115,7 +121,7 @@ export class CallEngine {
         await this.calls.markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
       }
       // Each call is charged to the payer recorded when it was placed.
-      const orgs = await this.calls.organizations(em, open.flatMap((c) => [c.org_id, c.payer_org_id]));
+      const orgs = await this.orgs.byIds(em, open.flatMap((c) => [c.org_id, c.payer_org_id]));
       const payers = new Map(open.map((c) => [c.id, orgs.get(c.payer_org_id)!]));
       const ledger: LedgerLine[] = [];
       const endings = open.map((call) => {
@@ -138,7 +144,7 @@ export class CallEngine {
       }
       for (const hook of this.hooks) await hook.during(em, result);
       // Last, so each payer's balance row is locked only for the commit.
-      await appendLedger(em, ...ledger);
+      await this.ledger.append(em, ...ledger);
       return { ended: result, texts };
     });
     if (ended.length) await this.afterEnd(ended, texts);

@@ -1,9 +1,11 @@
 import { UnrecoverableError } from 'bullmq';
 import type { DataSource } from 'typeorm';
+import { effectiveLimits } from '../calls/call-limits.js';
 import type { CallJobs } from '../calls/calls.jobs.js';
 import type { CallsRepository, QueuedCall } from '../calls/calls.repository.js';
 import type { CallEndHooks, CallEngine } from '../calls/engine.js';
 import { logger } from '../lib/logger.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import { withinCallingWindow } from './calling-hours.js';
 import type { CampaignsRepository } from './campaigns.repository.js';
 
@@ -30,6 +32,7 @@ export class CampaignRunner {
     private readonly db: DataSource,
     private readonly campaigns: CampaignsRepository,
     private readonly calls: CallsRepository,
+    private readonly orgs: Pick<OrganizationsRepository, 'findWithParent'>,
     private readonly engine: CallEngine,
   ) {}
 
@@ -37,12 +40,13 @@ export class CampaignRunner {
     const next = await this.db.transaction(async (em): Promise<TickResult | null> => {
       const campaign = await this.campaigns.lock(em, campaignId);
       if (!campaign || campaign.state !== 'running') return null;
-      const { org, limits } = (await this.calls.orgWithLimits(em, campaign.orgId))!;
+      const org = (await this.orgs.findWithParent(em, campaign.orgId))!;
       if (org.disabled) return null;
       const window = { start: campaign.callingHoursStart, end: campaign.callingHoursEnd, weekdays: campaign.weekdays };
       if (!withinCallingWindow(window, new Date(), org.timezone)) return { calls: [], orgId: org.id, recheckMs: OUTSIDE_HOURS_RECHECK_MS };
 
-      const capacity = Math.max(0, limits.maxConcurrentCalls - (await this.campaigns.callingCount(em, campaign.id)));
+      const { maxConcurrentCalls } = effectiveLimits(org);
+      const capacity = Math.max(0, maxConcurrentCalls - (await this.campaigns.callingCount(em, campaign.id)));
       const calls: QueuedCall[] = [];
       for (const contactId of await this.campaigns.dueContacts(em, campaign.id, capacity)) {
         const result = await this.calls.placeOutbound(em, {

@@ -52,13 +52,6 @@ export class CampaignsRepository {
     return row ?? null;
   }
 
-  /** The first of `contactIds` that is not one of the organization's contacts, if any. */
-  async unknownContact(em: EntityManager, orgId: string, contactIds: string[]): Promise<string | undefined> {
-    const found: Array<{ id: string }> = await em.query('SELECT id FROM contacts WHERE org_id = $1 AND id = ANY($2)', [orgId, contactIds]);
-    const known = new Set(found.map((r) => r.id));
-    return contactIds.find((c) => !known.has(c));
-  }
-
   /** Inserts a campaign and its contacts, in the order given (the order they are dialed in). */
   async insert(em: EntityManager, campaign: Partial<Campaign>, contactIds: string[]): Promise<void> {
     await em.insert(Campaign, campaign);

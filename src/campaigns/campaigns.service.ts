@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
-import { agentsService } from '../agents/agents.service.js';
+import type { AgentsRepository } from '../agents/agents.repository.js';
 import type { Actor } from '../auth/actor.js';
 import type { CallJobs } from '../calls/calls.jobs.js';
+import type { ContactsRepository } from '../contacts/contacts.repository.js';
 import type { Page, PageParams, Sql } from '../lib/pagination.js';
 import { ConflictError, NotFoundError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -51,12 +52,14 @@ export class CampaignsService {
     private readonly db: DataSource,
     private readonly campaigns: CampaignsRepository,
     private readonly jobs: CallJobs,
+    private readonly agents: Pick<AgentsRepository, 'findRow'>,
+    private readonly contacts: Pick<ContactsRepository, 'unknownContact'>,
   ) {}
 
   async create(actor: Actor, input: CreateCampaignInput) {
     const id = await this.db.transaction(async (em) => {
-      await agentsService.findRow(em, actor.org.id, input.agent_id);
-      const unknown = await this.campaigns.unknownContact(em, actor.org.id, input.contact_ids);
+      await this.agents.findRow(em, actor.org.id, input.agent_id);
+      const unknown = await this.contacts.unknownContact(em, actor.org.id, input.contact_ids);
       if (unknown) throw new NotFoundError('contact', `No such contact: ${unknown}.`);
       const campaign: Partial<Campaign> = { id: newId('cmp'), orgId: actor.org.id, name: input.name, agentId: input.agent_id, state: 'draft', simulate: input.simulate ?? null };
       applyWindow(campaign, input);

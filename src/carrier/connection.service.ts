@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
-import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
 import type { Organization } from '../orgs/organization.entity.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { CarrierConnections } from './carriers.js';
 import type { CarrierProvider } from './connection.schemas.js';
 
@@ -17,19 +17,22 @@ const presentCarrier = (org: Organization): CarrierView => ({ provider: org.carr
  * through the organizations domain.
  */
 export class CarrierConnectionService implements CarrierConnections {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly orgs: OrganizationsRepository,
+  ) {}
 
   /** `GET /v1/carrier`: the acting organization's carrier connection. */
   async read(actor: Actor): Promise<CarrierView> {
-    return presentCarrier(await loadOrganization(this.db.manager, actor.org.id));
+    return presentCarrier(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
   /** Connects the acting organization to a carrier: its calls and new numbers go through it. */
   async connect(actor: Actor, input: { provider: CarrierProvider }): Promise<CarrierView> {
-    return presentCarrier(await changeOrganization(this.db.manager, actor.org.id, { carrierProvider: input.provider }));
+    return presentCarrier(await this.orgs.update(this.db.manager, actor.org.id, { carrierProvider: input.provider }));
   }
 
   async providerOf(orgId: string): Promise<string> {
-    return (await loadOrganization(this.db.manager, orgId)).carrierProvider;
+    return (await this.orgs.load(this.db.manager, orgId)).carrierProvider;
   }
 }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { ConflictError } from '../lib/errors.js';
 import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
@@ -20,7 +20,8 @@ export type ContactView = Presented<ContactRow>;
 /**
  * The organization's contacts: one per phone number within an organization (409
  * `contact_exists`); a contact a campaign holds cannot be deleted (409 `contact_in_use`).
- * Lists filter by `phone_number`.
+ * Lists filter by `phone_number`. Campaigns check their contacts with `unknownContact`, and an
+ * inbound call finds its caller with `idByNumber`.
  */
 export class ContactsRepository extends OrgResourceRepository<typeof contactShape.columns, 'phone_number'> {
   constructor(db: DataSource) {
@@ -34,5 +35,18 @@ export class ContactsRepository extends OrgResourceRepository<typeof contactShap
       },
       inUse: () => new ConflictError('contact_in_use', 'A campaign holds this contact; remove it from the campaign first.'),
     });
+  }
+
+  /** The first of `ids` that is not one of the organization's contacts, if any. */
+  async unknownContact(em: EntityManager, orgId: string, ids: string[]): Promise<string | undefined> {
+    const found: Array<{ id: string }> = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
+    const known = new Set(found.map((r) => r.id));
+    return ids.find((id) => !known.has(id));
+  }
+
+  /** The organization's contact with this number, if any (an inbound caller it knows). */
+  async idByNumber(em: EntityManager, orgId: string, phoneNumber: string): Promise<string | null> {
+    const [row] = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND phone_number = $2`, [orgId, phoneNumber]);
+    return row?.id ?? null;
   }
 }

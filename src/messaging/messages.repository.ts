@@ -13,8 +13,8 @@ const messageRow = rowShape('messages', {
   body: column<string>(),
   charge_micros: column<string>(),
   created_at: column<Date>(),
-  // A tenant's texts are paid by its reseller, in the reseller's currency.
-  currency: column<string>('(SELECT currency FROM organizations payer WHERE payer.id = messages.payer_org_id)'),
+  // Whose currency the text is shown in (`OrganizationsRepository.withPayerCurrency`).
+  payer_org_id: column<string>(),
 });
 export type MessageRow = RowOf<typeof messageRow.columns>;
 
@@ -40,9 +40,9 @@ export interface NewText {
 }
 
 /**
- * The texts the organizations' agents send (`messages`), and the texting sender setting's one
- * conditional write. A text is recorded (and charged) first, then sent by a job: `sent_at` is
- * set once the carrier accepted it, and a text still unsent is sent again by the sweeper.
+ * The texts the organizations' agents send (`messages`). A text is recorded (and charged)
+ * first, then sent by a job: `sent_at` is set once the carrier accepted it, and a text still
+ * unsent is sent again by the sweeper.
  */
 export class MessagesRepository {
   constructor(private readonly db: DataSource) {}
@@ -78,13 +78,5 @@ export class MessagesRepository {
       [graceSeconds, limit],
     );
     return rows.map((r) => r.id);
-  }
-
-  /**
-   * Clears the organization's sending number if it is `phoneNumber` (one condition, one
-   * statement: a sender set to another number meanwhile stays).
-   */
-  async clearSmsSenderIf(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
-    await em.query('UPDATE organizations SET sms_sender = NULL WHERE id = $1 AND sms_sender = $2', [orgId, phoneNumber]);
   }
 }

@@ -1,6 +1,7 @@
 import type { Actor } from '../auth/actor.js';
 import type { Page } from '../lib/pagination.js';
 import { formatMoney } from '../lib/money.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { MessageRow, MessagesRepository } from './messages.repository.js';
 import type { MessagesQuery } from './messages.schemas.js';
 
@@ -16,7 +17,7 @@ export interface MessageView {
   created_at: string;
 }
 
-const presentMessage = (row: MessageRow): MessageView => ({
+const presentMessage = (row: MessageRow & { currency: string }): MessageView => ({
   id: row.id,
   call_id: row.call_id,
   from: row.from_number,
@@ -29,9 +30,13 @@ const presentMessage = (row: MessageRow): MessageView => ({
 
 /** `GET /v1/messages`: the texts the acting organization's agents sent, newest first. */
 export class MessagesService {
-  constructor(private readonly messages: MessagesRepository) {}
+  constructor(
+    private readonly messages: MessagesRepository,
+    private readonly orgs: Pick<OrganizationsRepository, 'withPayerCurrency'>,
+  ) {}
 
-  list(actor: Actor, query: MessagesQuery): Promise<Page<MessageView>> {
-    return this.messages.list(actor.org.id, query, presentMessage);
+  async list(actor: Actor, query: MessagesQuery): Promise<Page<MessageView>> {
+    const page = await this.messages.list(actor.org.id, query, (row) => row);
+    return { ...page, data: (await this.orgs.withPayerCurrency(page.data)).map(presentMessage) };
   }
 }

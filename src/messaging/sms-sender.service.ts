@@ -2,9 +2,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import { InvalidRequestError } from '../lib/errors.js';
 import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
-import { changeOrganization, loadOrganization } from '../orgs/organization.service.js';
 import type { Organization } from '../orgs/organization.entity.js';
-import type { MessagesRepository } from './messages.repository.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 
 export interface SmsSenderView {
   phone_number: string | null;
@@ -17,12 +16,12 @@ export class SmsSenderService {
   constructor(
     private readonly db: DataSource,
     private readonly numbers: PhoneNumbersRepository,
-    private readonly messages: MessagesRepository,
+    private readonly orgs: OrganizationsRepository,
   ) {}
 
   /** `GET /v1/sms-sender`: the acting organization's own sending number, if set. */
   async read(actor: Actor): Promise<SmsSenderView> {
-    return presentSender(await loadOrganization(this.db.manager, actor.org.id));
+    return presentSender(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
   /**
@@ -37,12 +36,12 @@ export class SmsSenderService {
           { path: 'phone_number', message: '"phone_number" is not one of the organization\'s phone numbers' },
         ]);
       }
-      return presentSender(await changeOrganization(em, actor.org.id, { smsSender: input.phone_number }));
+      return presentSender(await this.orgs.update(em, actor.org.id, { smsSender: input.phone_number }));
     });
   }
 
   /** A number the organization released, in the releasing transaction: if it texted from it, it has no sending number now. */
   async numberReleased(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
-    await this.messages.clearSmsSenderIf(em, orgId, phoneNumber);
+    await this.orgs.clearSmsSender(em, orgId, phoneNumber);
   }
 }

@@ -3,19 +3,9 @@ import { textCharge } from '../billing/charges.js';
 import type { LedgerLine } from '../billing/ledger.js';
 import type { EndedCall } from '../calls/calls.repository.js';
 import type { Carriers } from '../carrier/carriers.js';
-import { loadOrganization } from '../orgs/organization.service.js';
 import type { Organization } from '../orgs/organization.entity.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { MessagesRepository } from './messages.repository.js';
-
-/**
- * The number an organization's agent texts from (SPEC.md §4.2): its own sending number, else
- * (for a tenant) its reseller's; null when neither is set, and then no text is sent.
- */
-async function senderFor(em: EntityManager, org: Organization): Promise<string | null> {
-  if (org.smsSender) return org.smsSender;
-  if (!org.parentId) return null;
-  return (await loadOrganization(em, org.parentId)).smsSender;
-}
 
 /** A confirmation recorded in the ending transaction: the text to send after commit, and its charge. */
 export interface RecordedText {
@@ -34,12 +24,13 @@ export class ConfirmationTexts {
   constructor(
     private readonly messages: MessagesRepository,
     private readonly carriers: Pick<Carriers, 'ofOrg'>,
+    private readonly orgs: Pick<OrganizationsRepository, 'load'>,
   ) {}
 
   /** Records the confirmation of an ended call, if it gets one, in the ending transaction `em`. */
   async record(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<RecordedText | null> {
     if (call.outcome !== 'positive' || org.disabled) return null;
-    const from = await senderFor(em, org);
+    const from = await this.senderFor(em, org);
     if (!from) return null;
     const text = {
       orgId: org.id,
@@ -52,6 +43,16 @@ export class ConfirmationTexts {
     };
     const messageId = await this.messages.insert(em, text);
     return { messageId, charge: textCharge({ id: messageId, orgId: org.id }, payer) };
+  }
+
+  /**
+   * The number an organization's agent texts from (SPEC.md §4.2): its own sending number, else
+   * (for a tenant) its reseller's; null when neither is set, and then no text is sent.
+   */
+  private async senderFor(em: EntityManager, org: Organization): Promise<string | null> {
+    if (org.smsSender) return org.smsSender;
+    if (!org.parentId) return null;
+    return (await this.orgs.load(em, org.parentId)).smsSender;
   }
 
   /**

@@ -1,9 +1,8 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, NotFoundError } from '../lib/errors.js';
-import { column, presentRow, rowShape, type Presented, type RowOf } from '../lib/sql.js';
-import { OrgResourceTable } from '../orgs/org-resource-table.js';
+import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
+import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 import { PhoneNumber } from './phone-number.entity.js';
-import type { ProvisionNumberInput, UpdateNumberInput } from './phone-numbers.schemas.js';
 
 const phoneNumberRow = rowShape('phone_numbers', {
   id: column<string>(),
@@ -32,17 +31,13 @@ export const PHONE_NUMBER_TAKEN = 'phone_number_taken';
 export const outgoingNumberSql = (orgId: string, agentId: string) =>
   `(SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = ${orgId} AND n.agent_id = ${agentId} ORDER BY n.created_at, n.id LIMIT 1)`;
 
-/** The organizations' phone numbers: the standard resource table, and the reads calls and texts make. */
-export class PhoneNumbersRepository extends OrgResourceTable<PhoneNumber, PhoneNumberRow, PhoneNumberView, ProvisionNumberInput, UpdateNumberInput> {
-  constructor() {
-    super({
-      entity: PhoneNumber,
-      table: phoneNumberRow.table,
+/** The organizations' phone numbers: the standard resource repository, and the reads calls and texts make. */
+export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNumberRow.columns> {
+  constructor(db: DataSource) {
+    super(db, {
+      shape: phoneNumberRow,
       resource: 'phone_number',
       idPrefix: 'pn',
-      columns: phoneNumberRow.select(),
-      present: presentRow,
-      fields: { phone_number: 'phoneNumber', agent_id: 'agentId' },
       conflicts: {
         // A number belongs to one organization across the whole service.
         phone_numbers_number_key: () => new ConflictError(PHONE_NUMBER_TAKEN, 'This phone number is already in use.'),

@@ -1,11 +1,10 @@
 import type { DataSource } from 'typeorm';
+import type { AgentsRepository } from '../agents/agents.repository.js';
 import type { Actor } from '../auth/actor.js';
-import { agentsService } from '../agents/agents.service.js';
 import type { CarrierAdapter } from '../carrier/carrier.js';
 import type { PageParams } from '../lib/pagination.js';
 import type { ResourceService } from '../http/resource-routes.js';
 import { ConflictError } from '../lib/errors.js';
-import { presentRow } from '../lib/sql.js';
 import type { SmsSenderService } from '../messaging/sms-sender.service.js';
 import { PHONE_NUMBER_TAKEN, type PhoneNumbersRepository, type PhoneNumberView } from './phone-numbers.repository.js';
 import type { ProvisionNumberInput, UpdateNumberInput } from './phone-numbers.schemas.js';
@@ -27,21 +26,22 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
     private readonly numbers: PhoneNumbersRepository,
     private readonly carriers: NumberCarriers,
     private readonly smsSender: SmsSenderService,
+    private readonly agents: Pick<AgentsRepository, 'findRow'>,
   ) {
     this.resource = numbers.resource;
   }
 
   list(actor: Actor, page: PageParams) {
-    return this.numbers.list(actor, page);
+    return this.numbers.list(actor.org.id, page);
   }
 
   read(actor: Actor, id: string) {
-    return this.numbers.read(actor, id);
+    return this.numbers.read(actor.org.id, id);
   }
 
   /** `agentId`, when set, must be one of the acting organization's agents (else 404 `agent_not_found`). */
   private async checkAgent(orgId: string, agentId: string | null | undefined): Promise<void> {
-    if (agentId) await agentsService.findRow(this.db.manager, orgId, agentId);
+    if (agentId) await this.agents.findRow(this.db.manager, orgId, agentId);
   }
 
   /**
@@ -55,7 +55,7 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
       const number = await carrier.provisionNumber({ areaCode: input.area_code, requested: input.phone_number });
       if (!number) throw new ConflictError('phone_number_unavailable', 'The carrier has no number available for this request.');
       try {
-        return await this.numbers.insert(this.db.manager, actor.org.id, { phone_number: number, agent_id: input.agent_id });
+        return await this.numbers.create(actor.org.id, { phone_number: number, agent_id: input.agent_id });
       } catch (err) {
         const pickedAgain = !input.phone_number && attempt < PROVISION_ATTEMPTS;
         if (!(err instanceof ConflictError && err.code === PHONE_NUMBER_TAKEN && pickedAgain)) throw err;
@@ -67,7 +67,7 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
   async update(actor: Actor, id: string, input: UpdateNumberInput): Promise<PhoneNumberView> {
     await this.numbers.findRow(this.db.manager, actor.org.id, id);
     await this.checkAgent(actor.org.id, input.agent_id);
-    return presentRow(await this.numbers.updateRow(this.db.manager, actor.org.id, id, input));
+    return this.numbers.update(actor.org.id, id, input);
   }
 
   /** Releases the number; if the organization texted from it, it no longer has a sending number. */

@@ -38,10 +38,10 @@ export interface OrgResourceTableSpec<E extends OrgOwned, R extends ResourceRow,
  * Serves the standard routes directly (see `resourceRoutes`); services with more rules
  * build on its `em`-taking methods inside their own transactions.
  *
- * @deprecated Transition only: phone numbers (src/numbers) and webhook endpoints
- * (src/webhooks) still use it, on the `db` singleton. Its successor is `OrgResourceRepository`
- * (one column map instead of columns, row type, presenter and field map; built with the
- * DataSource in `createRuntime`); delete this file when they have moved to it.
+ * @deprecated Transition only: webhook endpoints (src/webhooks) still use it, on the `db`
+ * singleton. Its successor is `OrgResourceRepository` (one column map instead of columns, row
+ * type, presenter and field map; built with the DataSource in `createRuntime`); delete this
+ * file when they have moved to it.
  */
 export class OrgResourceTable<E extends OrgOwned, R extends ResourceRow, V, C extends object, U extends object, Q extends PageParams = PageParams>
   implements ResourceService<C, U, Q, V>

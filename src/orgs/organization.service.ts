@@ -1,8 +1,8 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Actor } from '../auth/actor.js';
 import type { Organization } from './organization.entity.js';
 import type { OrganizationChanges as SettingsChanges } from './organization.schemas.js';
-import { OrganizationsRepository, type OrganizationChanges } from './organizations.repository.js';
+import type { OrganizationsRepository } from './organizations.repository.js';
 
 export interface OrganizationView {
   id: string;
@@ -35,11 +35,3 @@ export class OrganizationService {
     return presentOrganization(await this.orgs.update(this.db.manager, actor.org.id, input));
   }
 }
-
-// TODO(merge): the booking page (D), the carrier and the texting sender (A) call these two; once
-// they use `OrganizationsRepository.load` / `.update`, delete them.
-/** @deprecated `OrganizationsRepository.load`. */
-export const loadOrganization = (em: EntityManager, orgId: string): Promise<Organization> => new OrganizationsRepository(em.connection).load(em, orgId);
-/** @deprecated `OrganizationsRepository.update`. */
-export const changeOrganization = (em: EntityManager, orgId: string, changes: OrganizationChanges): Promise<Organization> =>
-  new OrganizationsRepository(em.connection).update(em, orgId, changes);

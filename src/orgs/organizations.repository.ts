@@ -83,9 +83,24 @@ export class OrganizationsRepository {
     return new Map(orgs.map((o) => [o.id, o]));
   }
 
-  /** The organization with, for a tenant, its reseller as `parent` (null for any other); null when there is none. */
+  /**
+   * The organization with, for a tenant, its reseller as `parent` (none for any other); null when
+   * there is none. The engine reads it to admit each batch of calls: one statement (a `findOne`
+   * with a relation would run a DISTINCT query first, because of its implicit `take`).
+   */
   findWithParent(em: EntityManager, id: string): Promise<Organization | null> {
-    return em.findOne(Organization, { where: { id }, relations: { parent: true } });
+    return em.createQueryBuilder(Organization, 'o').leftJoinAndSelect('o.parent', 'parent').where('o.id = :id', { id }).getOne();
+  }
+
+  /**
+   * Rows paid by organizations (calls, texts), each with its payer's currency, the one it is
+   * charged and shown in: a tenant's are paid by its reseller, in the reseller's currency.
+   */
+  async withPayerCurrency<R extends { payer_org_id: string }>(rows: R[]): Promise<Array<R & { currency: string }>> {
+    if (rows.length === 0) return [];
+    const payers = await this.db.manager.find(Organization, { select: { id: true, currency: true }, where: { id: In([...new Set(rows.map((r) => r.payer_org_id))]) } });
+    const currencies = new Map(payers.map((p) => [p.id, p.currency]));
+    return rows.map((row) => ({ ...row, currency: currencies.get(row.payer_org_id)! }));
   }
 
   /** The paying organization of an organization: itself, or for a tenant its reseller (see `payerIdSql`). */
@@ -108,7 +123,10 @@ export class OrganizationsRepository {
     return this.load(em, id);
   }
 
-  /** Unsets the organization's sending number if it is `phoneNumber` (the number is going away). */
+  /**
+   * Unsets the organization's sending number if it is `phoneNumber` (the number is going away):
+   * one condition, one statement, so a sender set to another number meanwhile stays.
+   */
   async clearSmsSender(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
     await em.update(Organization, { id: orgId, smsSender: phoneNumber }, { smsSender: null });
   }

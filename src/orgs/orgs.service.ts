@@ -135,7 +135,7 @@ export class OrgsService {
         ]);
       }
       await this.ledger.append(em, { orgId: org.id, kind: 'adjustment', amountMicros: amount, description: 'operator adjustment' });
-      return presentBalance(await this.ledger.balance(em, org.id));
+      return presentBalance(await this.orgs.load(em, org.id));
     });
   }
 

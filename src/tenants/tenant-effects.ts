@@ -1,5 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
+import type { CallsRepository } from '../calls/calls.repository.js';
 import type { CallEngine } from '../calls/engine.js';
+import type { CampaignsRepository } from '../campaigns/campaigns.repository.js';
 import { logger } from '../lib/logger.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 
@@ -8,12 +10,8 @@ import type { OrganizationsRepository } from '../orgs/organizations.repository.j
  * rules (a running campaign, a call not yet ended).
  */
 export interface TenantActivity {
-  /** Pauses the organization's running campaigns; returns how many. */
-  pauseRunningCampaigns(orgId: string): Promise<number>;
-  /** The organization's calls not yet ended. */
-  openCallIds(orgId: string): Promise<string[]>;
-  /** Of `orgIds`, those with a running campaign or a call not yet ended. */
-  withActivity(orgIds: string[]): Promise<string[]>;
+  campaigns: Pick<CampaignsRepository, 'pauseRunning' | 'orgsWithRunning'>;
+  calls: Pick<CallsRepository, 'openCallIds' | 'orgsWithOpenCalls'>;
 }
 
 /**
@@ -39,8 +37,8 @@ export class TenantEffects {
     const tenant = await this.orgs.tenantState(tenantId);
     if (!tenant) throw new UnrecoverableError(`no tenant ${tenantId}`);
     if (!tenant.disabled) return { paused: 0, ended: 0 };
-    const paused = await this.activity.pauseRunningCampaigns(tenantId);
-    const ended = await this.engine.end(await this.activity.openCallIds(tenantId), {
+    const paused = await this.activity.campaigns.pauseRunning(tenantId);
+    const ended = await this.engine.end(await this.activity.calls.openCallIds(tenantId), {
       status: 'canceled',
       endReason: 'tenant_disabled',
       at: tenant.disabledAt ?? new Date(),
@@ -51,6 +49,8 @@ export class TenantEffects {
 
   /** Applies the state of every disabled tenant that still has something running (a lost job is made up here). */
   async sweep(): Promise<void> {
-    for (const tenantId of await this.activity.withActivity(await this.orgs.disabledTenantIds())) await this.apply(tenantId);
+    const disabled = await this.orgs.disabledTenantIds();
+    const [running, calling] = await Promise.all([this.activity.campaigns.orgsWithRunning(disabled), this.activity.calls.orgsWithOpenCalls(disabled)]);
+    for (const tenantId of new Set([...running, ...calling])) await this.apply(tenantId);
   }
 }

@@ -139,7 +139,7 @@ export class TenantsService {
   async limits(actor: Actor, id: string) {
     await this.findOwn(actor, id);
     const tenant = (await this.orgs.findWithParent(this.db.manager, id))!;
-    return { ...presentLimits(effectiveLimits(tenant, tenant.parent!)), ceiling: presentLimits(tenant.parent!) };
+    return { ...presentLimits(effectiveLimits(tenant)), ceiling: presentLimits(tenant.parent!) };
   }
 
   /** Sets a tenant's outbound limits; a value above the reseller's ceiling is 422 `above_reseller_limit`. */

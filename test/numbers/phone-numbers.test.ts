@@ -1,10 +1,11 @@
 import { expect } from 'chai';
+import { AgentsRepository } from '../../src/agents/agents.repository.js';
 import type { Actor } from '../../src/auth/actor.js';
 import { db } from '../../src/lib/db.js';
-import { MessagesRepository } from '../../src/messaging/messages.repository.js';
 import { SmsSenderService } from '../../src/messaging/sms-sender.service.js';
 import { PhoneNumbersRepository } from '../../src/numbers/phone-numbers.repository.js';
 import { PhoneNumbersService } from '../../src/numbers/phone-numbers.service.js';
+import { OrganizationsRepository } from '../../src/orgs/organizations.repository.js';
 import { asCaller, createOrg, expectError, expectStatus, type Caller, type TestOrg } from '../helpers/api.js';
 import { behavesLikeAnOrgResource, expectInvalid, uniqueNumber } from '../helpers/org-resource.js';
 
@@ -65,9 +66,9 @@ describe('phone numbers (CONTRACT.md "Other areas": POST /v1/phone-numbers)', ()
       const free = uniqueNumber();
       expectStatus(await stranger.post('/v1/phone-numbers', { phone_number: taken }), 201);
       const picks = [taken, taken, free];
-      const numbers = new PhoneNumbersRepository();
+      const numbers = new PhoneNumbersRepository(db);
       const carriers = { ofOrg: async () => ({ provisionNumber: async () => picks.shift() ?? null }) };
-      const service = new PhoneNumbersService(db, numbers, carriers, new SmsSenderService(db, numbers, new MessagesRepository(db)));
+      const service = new PhoneNumbersService(db, numbers, carriers, new SmsSenderService(db, numbers, new OrganizationsRepository(db)), new AgentsRepository(db));
       const ref = { id: org.id, parentId: null, isReseller: false, disabled: false };
       const actor: Actor = { via: 'api_key', keyId: org.keyId, credentialId: org.keyId, memberId: org.memberId, capabilities: ['settings'], ownerOrg: ref, org: ref };
       const number = await service.create(actor, { area_code: '415' });
