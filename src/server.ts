@@ -3,15 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { config } from './config.js';
 import { lowerCpuPriority } from './lib/cpu-priority.js';
-import { db } from './lib/db.js';
 import { logger } from './lib/logger.js';
 import { createRedis } from './lib/redis.js';
-import { createRuntime } from './runtime.js';
+import { createRuntime, openDatabase } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
 
 /** The `web` process: the HTTP API. */
 async function main(): Promise<void> {
   lowerCpuPriority(config.intakeNice);
+  const db = openDatabase();
   await db.initialize();
   const redis = createRedis('command');
   const runtime = createRuntime({ db, redis });

@@ -1,10 +1,9 @@
 import { Worker, type WorkerOptions } from 'bullmq';
-import { db } from '../src/lib/db.js';
 import { logger } from '../src/lib/logger.js';
 import { createQueue, queuePrefix, QUEUES, type JobName, type JobOf, type QueueName } from '../src/lib/queues.js';
 import { createRedis, isReportedRedisError, onReady, type ConnectionKind } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
-import { createRuntime, type Runtime } from '../src/runtime.js';
+import { createRuntime, openDatabase, type Runtime } from '../src/runtime.js';
 
 /**
  * What a job of each name does, typed by the job table (src/lib/queues.ts): a processor reads
@@ -46,6 +45,7 @@ export interface WorkerSpec<Q extends QueueName> {
  */
 export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promise<void> {
   const redis = createRedis(spec.redis ?? 'blocking');
+  const db = openDatabase();
   const runtime = createRuntime({ db, redis });
   const processors = spec.processors(runtime);
   const handled = Object.keys(processors).sort();

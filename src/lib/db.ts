@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import pg from 'pg';
-import { DataSource, type EntityManager, type EntitySchema } from 'typeorm';
-import { entities } from '../entities.js';
+import { DataSource, type EntitySchema } from 'typeorm';
 import { config } from '../config.js';
 import { logger } from './logger.js';
 import { migrations } from '../migrations/index.js';
@@ -46,13 +45,6 @@ export async function pingDatabase(dataSource: DataSource): Promise<void> {
   await dataSource.query('SELECT 1');
 }
 
-/** The process's one DataSource. */
-export const db = createDataSource(config.databaseUrl, entities);
-
-/** Runs `work` in one transaction: either every row it writes is committed, or none. */
-export function inTransaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-  return db.transaction(work);
-}
 
 /** Postgres SQLSTATE of an error thrown by a query, if it has one. */
 export function pgCode(err: unknown): string | undefined {

@@ -23,6 +23,11 @@ export type RowOf<M extends ColumnMap> = { [K in keyof M]: M[K] extends Column<i
 /** The row as the API shows it: timestamps as ISO 8601 strings, everything else as it is. */
 export type Presented<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] extends Date | null ? string | null : R[K] };
 
+/** A value to write that is SQL from code (never input), e.g. computed from the row as it was. */
+export class SqlValue {
+  constructor(readonly sql: string) {}
+}
+
 /** A table's row shape: select lists and presentation derive from its one column map. */
 export class RowShape<M extends ColumnMap> {
   constructor(

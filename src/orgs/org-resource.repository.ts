@@ -3,7 +3,7 @@ import { pgCode, PG_UNIQUE_VIOLATION } from '../lib/db.js';
 import { NotFoundError, type AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
-import { presentRow, where, Where, type Column, type ColumnMap, type Presented, type RowOf, type RowShape } from '../lib/sql.js';
+import { presentRow, SqlValue, where, Where, type Column, type ColumnMap, type Presented, type RowOf, type RowShape } from '../lib/sql.js';
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
@@ -15,9 +15,10 @@ const GENERATED = ['id', 'created_at', 'updated_at'] as const;
 
 /**
  * What a write may set: any column of the row but the generated ones, each optional (a
- * create leaves out what has a database default; an update, what it does not change).
+ * create leaves out what has a database default; an update, what it does not change), and
+ * the write-only columns `W`; a value may be SQL (`SqlValue`) computed from the row as it was.
  */
-export type Fields<R> = Partial<Omit<R, (typeof GENERATED)[number]>>;
+export type Fields<R, W = object> = { [K in Exclude<keyof R, (typeof GENERATED)[number]> | keyof W]?: (K extends keyof R ? R[K] : K extends keyof W ? W[K] : never) | SqlValue };
 
 /** The list query of a resource: a page, and equality on each filter column. */
 export type ResourceQuery<M extends ColumnMap, F extends keyof M> = PageParams & Partial<Pick<RowOf<M>, F>>;
@@ -32,7 +33,7 @@ export interface ViolationMeanings {
   inUse?: () => AppError;
 }
 
-export interface OrgResourceSpec<M extends OrgResourceColumns, F extends keyof M & string> extends ViolationMeanings {
+export interface OrgResourceSpec<M extends OrgResourceColumns, F extends keyof M & string, W extends ColumnMap> extends ViolationMeanings {
   /**
    * The row shape, declared once: its row type, its select list, the columns a write may set
    * (every plain column but `id`, `created_at`, `updated_at`; not `org_id`, which is the
@@ -45,7 +46,12 @@ export interface OrgResourceSpec<M extends OrgResourceColumns, F extends keyof M
   idPrefix: string;
   /** List query fields that filter by equality on the column of the same name. */
   filters?: readonly F[];
+  /** Columns a write may set that are never selected (a secret, bookkeeping the API does not show). */
+  writeOnly?: W;
 }
+
+/** A written value: SQL from code as it is, anything else a bound parameter of `params`. */
+const valueOf = (params: Where, value: unknown): string => (value instanceof SqlValue ? value.sql : params.param(value));
 
 /** The unique index or constraint a Postgres error names, if any. */
 function violatedConstraint(err: unknown): string | undefined {
@@ -82,17 +88,21 @@ export async function translateViolations<T>(
  * Values are bound as they are: a jsonb column takes an object (pg sends it as JSON), a
  * Postgres array column a JavaScript array.
  */
-export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof M & string = never> {
+export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof M & string = never, W extends ColumnMap = Record<never, Column<unknown>>> {
   private readonly select: string;
   private readonly writable: ReadonlySet<string>;
+  /** Whether an update also sets `updated_at` (the table has one). */
+  private readonly touches: boolean;
 
   constructor(
     private readonly db: DataSource,
-    private readonly spec: OrgResourceSpec<M, F>,
+    private readonly spec: OrgResourceSpec<M, F, W>,
   ) {
     this.select = spec.shape.select();
     const generated: readonly string[] = GENERATED;
-    this.writable = new Set(Object.entries(spec.shape.columns).filter(([name, c]) => c.sql === null && !generated.includes(name)).map(([name]) => name));
+    const plain = Object.entries(spec.shape.columns).filter(([name, c]) => c.sql === null && !generated.includes(name));
+    this.writable = new Set([...plain.map(([name]) => name), ...Object.keys(spec.writeOnly ?? {})]);
+    this.touches = 'updated_at' in spec.shape.columns;
   }
 
   /** snake_case name: an unknown id is 404 `<resource>_not_found`. */
@@ -113,11 +123,11 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
     return presentRow(await this.findRow(this.db.manager, orgId, id));
   }
 
-  async create(orgId: string, fields: Fields<RowOf<M>>): Promise<Presented<RowOf<M>>> {
+  async create(orgId: string, fields: Fields<RowOf<M>, RowOf<W>>): Promise<Presented<RowOf<M>>> {
     return presentRow(await this.insertRow(this.db.manager, orgId, fields));
   }
 
-  async update(orgId: string, id: string, changes: Fields<RowOf<M>>): Promise<Presented<RowOf<M>>> {
+  async update(orgId: string, id: string, changes: Fields<RowOf<M>, RowOf<W>>): Promise<Presented<RowOf<M>>> {
     return presentRow(await this.updateRow(this.db.manager, orgId, id, changes));
   }
 
@@ -125,28 +135,31 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
     await this.deleteRow(this.db.manager, orgId, id);
   }
 
-  /** The organization's row with this id; 404 `<resource>_not_found` when it has none. */
-  async findRow(em: EntityManager, orgId: string, id: string): Promise<RowOf<M>> {
-    const [row] = await em.query(`SELECT ${this.select} FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2`, [id, orgId]);
+  /**
+   * The organization's row with this id; 404 `<resource>_not_found` when it has none. `lock`
+   * holds it (FOR UPDATE) until `em`'s transaction ends, for a write that depends on it.
+   */
+  async findRow(em: EntityManager, orgId: string, id: string, lock = false): Promise<RowOf<M>> {
+    const [row] = await em.query(`SELECT ${this.select} FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, orgId]);
     if (!row) throw this.notFound();
     return row;
   }
 
   /** Inserts one row of the organization: the fields given, database defaults for the rest. */
-  async insertRow(em: EntityManager, orgId: string, fields: Fields<RowOf<M>>): Promise<RowOf<M>> {
+  async insertRow(em: EntityManager, orgId: string, fields: Fields<RowOf<M>, RowOf<W>>): Promise<RowOf<M>> {
     const [row] = await this.insertRows(em, orgId, [fields]);
     return row;
   }
 
   /** Inserts rows of the organization in one statement, in order; database defaults for the fields a row leaves out. */
-  async insertRows(em: EntityManager, orgId: string, rows: readonly Fields<RowOf<M>>[]): Promise<RowOf<M>[]> {
+  async insertRows(em: EntityManager, orgId: string, rows: readonly Fields<RowOf<M>, RowOf<W>>[]): Promise<RowOf<M>[]> {
     if (!rows.length) return [];
     const written = rows.map((fields) => new Map(this.written(fields)));
     const columns = [...new Set(written.flatMap((fields) => [...fields.keys()]))];
     // Only the numbered parameters of a Where: an INSERT has no condition.
     const params = new Where();
     const values = written.map((fields) => {
-      const own = columns.map((column) => (fields.has(column) ? params.param(fields.get(column)) : 'DEFAULT'));
+      const own = columns.map((column) => (fields.has(column) ? valueOf(params, fields.get(column)) : 'DEFAULT'));
       return `(${[params.param(newId(this.spec.idPrefix)), params.param(orgId), ...own].join(', ')})`;
     });
     return this.translate(this.spec.missingReference, () =>
@@ -157,14 +170,15 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
     );
   }
 
-  /** Sets the fields given on the organization's row with this id (and `updated_at`); 404 when it has none. */
-  async updateRow(em: EntityManager, orgId: string, id: string, changes: Fields<RowOf<M>>): Promise<RowOf<M>> {
+  /** Sets the fields given on the organization's row with this id (and `updated_at`, when the table has one); 404 when it has none. */
+  async updateRow(em: EntityManager, orgId: string, id: string, changes: Fields<RowOf<M>, RowOf<W>>): Promise<RowOf<M>> {
     const target = new Where();
-    const set = this.written(changes).map(([column, value]) => `${column} = ${target.param(value)}`);
+    const set = this.written(changes).map(([column, value]) => `${column} = ${valueOf(target, value)}`);
+    if (this.touches) set.push('updated_at = now()');
     target.and('id = ? AND org_id = ?', id, orgId);
     // An UPDATE answers [rows, count] through TypeORM.
     const [[row]] = await this.translate(this.spec.missingReference, () =>
-      em.query(`UPDATE ${this.spec.shape.table} SET ${[...set, 'updated_at = now()'].join(', ')} WHERE ${target} RETURNING ${this.select}`, target.params),
+      em.query(`UPDATE ${this.spec.shape.table} SET ${set.join(', ')} WHERE ${target} RETURNING ${this.select}`, target.params),
     );
     if (!row) throw this.notFound();
     return row;

@@ -5,7 +5,6 @@ import { bumpAuthEpoch } from '../auth/credential-store.js';
 import type { LocationsRepository } from '../booking/locations.repository.js';
 import type { ServicesRepository } from '../booking/services.repository.js';
 import { effectiveLimits, presentLimits } from '../calls/call-limits.js';
-import { db } from '../lib/db.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { Page, PageParams } from '../lib/pagination.js';
@@ -160,13 +159,4 @@ export class TenantsService {
     await this.orgs.update(this.db.manager, id, set);
     return this.limits(actor, id);
   }
-}
-
-// TODO(merge): tenant usage (B) calls this; once it is given the `TenantsService` (`findOwn`),
-// delete it, and with it this module's use of the `db` singleton.
-/** @deprecated `TenantsService.findOwn`. */
-export async function findOwnTenant(actor: Actor, tenantId: string): Promise<TenantRow> {
-  const row = await new OrganizationsRepository(db).findTenant(db, actor.org.id, tenantId);
-  if (!row) throw tenantNotFound();
-  return row;
 }

@@ -1,8 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { listPage, type Page } from '../lib/pagination.js';
-import { column, presentRow, rowShape, where, type Presented, type RowOf } from '../lib/sql.js';
-import { OrgResourceTable } from '../orgs/org-resource-table.js';
-import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import type { Page } from '../lib/pagination.js';
+import { column, rowShape, SqlValue, type Presented, type RowOf } from '../lib/sql.js';
+import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 import type { WebhookEndpointChanges, WebhookEndpointInput, WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
 
 /**
@@ -22,44 +21,28 @@ const endpointRow = rowShape('webhook_endpoints', {
   created_at: column<Date>(),
 });
 
+/** Written, never selected: the secret, and the failure streak the delivery worker keeps. */
+const writeOnly = { secret: column<string>(), failing_since: column<Date | null>() };
+
 /** An endpoint as selected (see `endpointRow`). */
 export type WebhookEndpointRow = RowOf<typeof endpointRow.columns>;
 /** CONTRACT.md "Webhook endpoint": never the secret, only `has_secret`. */
 export type WebhookEndpointView = Presented<WebhookEndpointRow>;
 
-/** What an update writes: the request's changes, plus the failure streak a re-enable ends. */
-type EndpointUpdate = WebhookEndpointChanges & { failing_since?: () => string };
-
 /**
- * SQL for `failing_since` on `disabled: false`: the streak ends when the endpoint was
- * disabled (SET sees the row as it was); an endpoint already enabled keeps its streak, so
- * sending `disabled: false` again and again cannot keep a failing endpoint from being disabled.
+ * `failing_since` on `disabled: false`: the streak ends when the endpoint was disabled (SET sees
+ * the row as it was); an endpoint already enabled keeps its streak, so sending `disabled: false`
+ * again and again cannot keep a failing endpoint from being disabled.
  */
-const END_STREAK_IF_DISABLED = () => 'CASE WHEN disabled THEN NULL ELSE failing_since END';
+const END_STREAK_IF_DISABLED = new SqlValue('CASE WHEN disabled THEN NULL ELSE failing_since END');
 
 /** The organizations' webhook endpoints (webhook_endpoints), always scoped by the acting organization. */
 export class WebhookEndpointsRepository {
-  private readonly table = new OrgResourceTable<WebhookEndpoint, WebhookEndpointRow, WebhookEndpointView, WebhookEndpointInput, EndpointUpdate, WebhookEndpointsQuery>({
-    entity: WebhookEndpoint,
-    table: endpointRow.table,
-    resource: 'webhook_endpoint',
-    idPrefix: 'whe',
-    columns: endpointRow.select(),
-    present: presentRow,
-    fields: {
-      name: 'name',
-      url: 'url',
-      secret: 'secret',
-      outcomes: 'outcomes',
-      field_aliases: 'fieldAliases',
-      extra_payload: 'extraPayload',
-      custom_headers: 'customHeaders',
-      disabled: 'disabled',
-      failing_since: 'failingSince',
-    },
-  });
+  private readonly table: OrgResourceRepository<typeof endpointRow.columns, never, typeof writeOnly>;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {
+    this.table = new OrgResourceRepository(dataSource, { shape: endpointRow, resource: 'webhook_endpoint', idPrefix: 'whe', writeOnly });
+  }
 
   /** snake_case name: an unknown id is 404 `webhook_endpoint_not_found`. */
   get resource(): string {
@@ -68,12 +51,12 @@ export class WebhookEndpointsRepository {
 
   /** A new endpoint of the organization, as the API shows it. */
   create(orgId: string, input: WebhookEndpointInput): Promise<WebhookEndpointView> {
-    return this.table.insert(this.dataSource.manager, orgId, input);
+    return this.table.create(orgId, input);
   }
 
   /** A page of the organization's endpoints, newest first. */
   list(orgId: string, query: WebhookEndpointsQuery): Promise<Page<WebhookEndpointView>> {
-    return listPage(this.dataSource, { select: endpointRow.select(), from: endpointRow.from(), where: where('org_id = ?', orgId) }, query, presentRow<WebhookEndpointRow>);
+    return this.table.list(orgId, query);
   }
 
   /** The organization's endpoint with this id; 404 `webhook_endpoint_not_found` when it has none. */
@@ -98,8 +81,7 @@ export class WebhookEndpointsRepository {
    * delivery worker measures WEBHOOK_DISABLE_AFTER_HOURS afresh from the next failure.
    */
   update(em: EntityManager, orgId: string, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointRow> {
-    const update = changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes;
-    return this.table.updateRow(em, orgId, id, update);
+    return this.table.updateRow(em, orgId, id, changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes);
   }
 
   /** Deletes the organization's endpoint with this id; 404 when it has none. */

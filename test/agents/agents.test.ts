@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { asCaller, createOrg, expectError, expectStatus, type Caller, type TestOrg } from '../helpers/api.js';
 import { behavesLikeAnOrgResource, expectInvalid, uniqueNumber } from '../helpers/org-resource.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Express } from 'express';
 import request from 'supertest';
 import type { RinglaneApp } from '../../src/app.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import {
   addMember,
   app,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Express } from 'express';
 import request from 'supertest';
 import { config } from '../../src/config.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { newId } from '../../src/lib/ids.js';
 import {
   addMember,

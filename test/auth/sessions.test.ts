@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Express } from 'express';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createRedis } from '../../src/lib/redis.js';
 import { createRuntime } from '../../src/runtime.js';
 import {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { app, asCaller, createOrg, expectError, expectStatus, insertTenant, keyWith, type Caller, type TestOrg } from '../helpers/api.js';
 import { expectInvalid } from '../helpers/org-resource.js';
 

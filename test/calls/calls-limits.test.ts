@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { app, bearer } from '../helpers/api.js';
 import { eventsOf, maxOverlap, placeCall, spans, startCallsWorker, stopProcess, voiceOrg, waitForCalls } from '../helpers/voice.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { app, asCaller, expectStatus, operator, type Caller } from '../helpers/api.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 import { maxOverlap, placeCall, spans, uniquePhone, voiceOrg, waitForCalls, waitForCampaignState, withCallsWorker } from '../helpers/voice.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createRedis } from '../../src/lib/redis.js';
 import { app, appOver, bearer, expectError, operator } from '../helpers/api.js';
 import { unreachableRedis } from '../helpers/redis.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { app, asCaller, bearer, expectError } from '../helpers/api.js';
 import { voiceOrg, waitForCampaignState, withCallsWorker, type VoiceOrg } from '../helpers/voice.js';
 

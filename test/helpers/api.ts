@@ -4,7 +4,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createApp, type AppDeps, type RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
-import { db } from '../../src/lib/db.js';
+import { db } from './db.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { waitForRedis, type RedisClient } from '../../src/lib/redis.js';
 import { createRuntime } from '../../src/runtime.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { config } from '../../src/config.js';
-import { db } from '../../src/lib/db.js';
+import { db } from './db.js';
 
 /** A statement the code ran, and the plan Postgres executed for it. */
 export interface RecordedPlan {

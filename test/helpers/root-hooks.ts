@@ -1,7 +1,7 @@
 import './env.js';
 import pg from 'pg';
 import { config } from '../../src/config.js';
-import { db } from '../../src/lib/db.js';
+import { db } from './db.js';
 import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
 import { waitForRedis } from '../../src/lib/redis.js';
 import { takeViolations } from './openapi-check.js';

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
 import { TERMINAL_STATUSES } from '../../src/calls/call.entity.js';
-import { db } from '../../src/lib/db.js';
+import { db } from './db.js';
 import { app, bearer, createOrg, expectStatus, type Caller, type TestOrg } from './api.js';
 import { startService, stopProcess } from './processes.js';
 

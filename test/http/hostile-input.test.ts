@@ -5,7 +5,7 @@ import type Joi from 'joi';
 import request from 'supertest';
 import type { RinglaneApp } from '../../src/app.js';
 import type { RouteDoc } from '../../src/http/route-doc.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { addMember, bearer, newApp, operator, uniqueEmail } from '../helpers/api.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';

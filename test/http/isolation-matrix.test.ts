@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { asCaller, createOrg, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
 import { CLOSED_AREA_REQUESTS, createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { RecordSecrets } from '../../src/idempotency/idempotency.service.js';
 import { redisKey } from '../../src/lib/redis.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { redisForTests } from '../helpers/redis.js';
 import {
   app,

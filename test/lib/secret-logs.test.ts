@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { bearer, createOrg } from '../helpers/api.js';
 import { freePort, startProcess, waitForHttp } from '../helpers/processes.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Job } from 'bullmq';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createQueue, type JobQueue } from '../../src/lib/queues.js';
 import { createRuntime } from '../../src/runtime.js';
 import { asCaller, expectStatus } from '../helpers/api.js';

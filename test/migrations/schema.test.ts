@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { DataSource } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { config } from '../../src/config.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createQueue } from '../../src/lib/queues.js';
 import { scanKeys } from '../../src/lib/redis.js';
 import { redisForTests } from '../helpers/redis.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AgentsRepository } from '../../src/agents/agents.repository.js';
 import type { Actor } from '../../src/auth/actor.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { SmsSenderService } from '../../src/messaging/sms-sender.service.js';
 import { PhoneNumbersRepository } from '../../src/numbers/phone-numbers.repository.js';
 import { PhoneNumbersService } from '../../src/numbers/phone-numbers.service.js';

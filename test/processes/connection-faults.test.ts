@@ -3,7 +3,7 @@
 // relay, and `npm start` then stopped every process). Real processes of every Procfile kind;
 // every backend of the test database is terminated under them, twice.
 import { expect } from 'chai';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { asCaller, expectStatus } from '../helpers/api.js';
 import { freePort, isAlive, ServiceProcesses, SERVICES, waitUntil, type Service, type ServiceKind } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

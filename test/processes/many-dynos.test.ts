@@ -3,7 +3,7 @@
 // disabled mid-run and webhook deliveries all go through the API of both web processes; what
 // must hold is what a customer and their accountant would check afterwards.
 import { expect } from 'chai';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { asCaller, expectStatus, type Caller } from '../helpers/api.js';
 import { freePort, SERVICES, ServiceProcesses, waitUntil, type ServiceKind } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -4,7 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import request from 'supertest';
 import { app, bearer, createOrg } from '../helpers/api.js';
 import { exitCodeOf, freePort, startProcess, waitForHttp } from '../helpers/processes.js';

@@ -6,7 +6,7 @@
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { config } from '../../src/config.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { queuePrefix, QUEUES } from '../../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../../src/lib/redis.js';
 import { freePort, ServiceProcesses, waitUntil, type ServiceKind } from '../helpers/processes.js';

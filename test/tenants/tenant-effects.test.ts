@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { expect } from 'chai';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { createOrg, expectStatus } from '../helpers/api.js';
 import { redisForTests } from '../helpers/redis.js';

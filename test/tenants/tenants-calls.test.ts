@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { app, expectError, expectStatus, operator } from '../helpers/api.js';
 import { startService } from '../helpers/processes.js';
 import { createTenant, reseller, type Reseller } from '../helpers/tenants.js';

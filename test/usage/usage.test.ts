@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { asCaller, createOrg, expectError, expectStatus, keyWith, type Caller, type TestOrg } from '../helpers/api.js';
 import { expectInvalid } from '../helpers/org-resource.js';
 import { exitCodeOf, startProcess } from '../helpers/processes.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { chargeForSeconds, formatMoney } from '../../src/lib/money.js';
 import { CHUNK_HOURS, UsageRollup } from '../../src/usage/usage-rollup.js';
 import { UsageRepository } from '../../src/usage/usage.repository.js';

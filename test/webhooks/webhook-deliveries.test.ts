@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 import { asCaller, expectError, expectStatus } from '../helpers/api.js';
 import { startService } from '../helpers/processes.js';

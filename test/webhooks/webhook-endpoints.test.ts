@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { customizationProblem } from '../../src/webhooks/payload.js';
 import { asCaller, createOrg, expectError, expectStatus, keyWith, walkList, type Caller, type TestOrg } from '../helpers/api.js';
 import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js';

@@ -5,7 +5,7 @@
 // involved: the relay's NOTIFY trigger fans them out.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { asCaller, createOrg, expectStatus, walkList, type TestOrg } from '../helpers/api.js';
 import { isAlive as alive, ServiceProcesses, stopProcess, waitUntil as waitFor } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -2,7 +2,7 @@
 // UnrecoverableError (BullMQ does not retry them): what they name no longer exists.
 import { UnrecoverableError } from 'bullmq';
 import { expect } from 'chai';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import type { JobOf } from '../../src/lib/queues.js';
 import { createDeliveryPath, createRuntime } from '../../src/runtime.js';
 import { webhooksProcessors } from '../../workers/processors/webhooks.processor.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { retainedHistory } from '../../src/history/history-partitions.js';
-import { db } from '../../src/lib/db.js';
+import { db } from '../helpers/db.js';
 import { createPool } from '../../src/lib/db.js';
 import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository.js';
 import { app, bearer, createOrg } from '../helpers/api.js';
