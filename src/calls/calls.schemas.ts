@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { amount, e164, idParams, isoTime, responseSchema } from '../http/schemas.js';
+import { amount, e164, idParams, idReference, isoTime, responseSchema } from '../http/schemas.js';
 import { CALL_STATUSES, type SimulateScript } from './call.entity.js';
 
 export const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'] as const;
@@ -13,9 +13,9 @@ export const simulateSchema = Joi.object<SimulateScript>({
 }).default();
 
 export const createCallSchema = Joi.object({
-  agent_id: Joi.string().max(40).required(),
-  contact_id: Joi.string().max(40).required(),
-  campaign_id: Joi.string().max(40),
+  agent_id: idReference().required(),
+  contact_id: idReference().required(),
+  campaign_id: idReference(),
   simulate: simulateSchema,
 });
 
@@ -23,7 +23,7 @@ export const listCallsQuery = Joi.object({
   ...pageQuery,
   status: Joi.string().valid(...CALL_STATUSES),
   direction: Joi.string().valid('outbound', 'inbound'),
-  campaign_id: Joi.string().max(40),
+  campaign_id: idReference(),
 });
 
 export const callIdParams = idParams('call');

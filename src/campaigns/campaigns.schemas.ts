@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { simulateSchema } from '../calls/calls.schemas.js';
 import type { SimulateScript } from '../calls/call.entity.js';
 import { pageQuery } from '../http/pagination.js';
-import { idParams, isoTime, responseSchema } from '../http/schemas.js';
+import { idParams, idReference, isoTime, responseSchema } from '../http/schemas.js';
 import type { CampaignState } from './campaign.entity.js';
 
 const clock = () => Joi.string().pattern(/^([01]\d|2[0-3]):[0-5]\d$/).messages({ 'string.pattern.base': '{{#label}} must be a 24-hour time "HH:MM"' });
@@ -20,8 +20,8 @@ const retry = Joi.object({
 
 export const createCampaignSchema = Joi.object({
   name: Joi.string().trim().min(1).max(200).required(),
-  agent_id: Joi.string().max(40).required(),
-  contact_ids: Joi.array().items(Joi.string().max(40)).min(1).max(10_000).unique().required(),
+  agent_id: idReference().required(),
+  contact_ids: Joi.array().items(idReference()).min(1).max(10_000).unique().required(),
   calling_hours: callingHours.allow(null),
   weekdays: weekdays.allow(null),
   retry,

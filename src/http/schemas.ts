@@ -64,6 +64,12 @@ export const e164 = () =>
     .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });
 
 /**
+ * An id in a body or a query naming another resource. Only its length is checked here: one
+ * that names nothing of the organization's is the service's 404 `<resource>_not_found`.
+ */
+export const idReference = () => Joi.string().max(40);
+
+/**
  * The path parameter `name` holding the id of a `resource` (snake_case). A value that no id
  * can have (too long, NUL, anything outside ID_PATTERN) names no such resource: 404
  * `<resource>_not_found`, as for an id that does not exist.

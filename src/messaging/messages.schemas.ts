@@ -1,12 +1,12 @@
 import Joi from 'joi';
-import { amount, isoTime, responseSchema } from '../http/schemas.js';
+import { amount, idReference, isoTime, responseSchema } from '../http/schemas.js';
 import { pageQuery } from '../http/pagination.js';
 import { type PageParams } from '../lib/pagination.js';
 
 export type MessagesQuery = PageParams & { call_id?: string };
 
 /** `GET /v1/messages`, optionally only the text of one call. */
-export const listMessagesQuery = Joi.object({ ...pageQuery, call_id: Joi.string().max(40) });
+export const listMessagesQuery = Joi.object({ ...pageQuery, call_id: idReference() });
 
 export const messageSchema = responseSchema('Message', {
   id: Joi.string(),

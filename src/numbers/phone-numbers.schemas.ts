@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { e164, isoTime, responseSchema } from '../http/schemas.js';
+import { e164, idReference, isoTime, responseSchema } from '../http/schemas.js';
 
 export interface ProvisionNumberInput {
   area_code?: string;
@@ -12,7 +12,7 @@ export interface UpdateNumberInput {
   agent_id: string | null;
 }
 
-const agentId = Joi.string().max(40).allow(null);
+const agentId = idReference().allow(null);
 
 /**
  * `POST /v1/phone-numbers {area_code?, phone_number?, agent_id?}`: a number near an area

@@ -1,12 +1,12 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { idParams, isoTime, responseSchema } from '../http/schemas.js';
+import { idParams, idReference, isoTime, responseSchema } from '../http/schemas.js';
 
 export const listDeliveriesQuery = Joi.object({
   ...pageQuery,
-  endpoint_id: Joi.string().max(40),
+  endpoint_id: idReference(),
   status: Joi.string().valid('pending', 'retrying', 'succeeded', 'failed'),
-  call_id: Joi.string().max(40),
+  call_id: idReference(),
   event: Joi.string().valid('call.queued', 'call.ringing', 'call.in_progress', 'call.completed'),
 });
 
