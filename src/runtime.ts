@@ -23,6 +23,7 @@ import { CarrierConnectionService } from './carrier/connection.service.js';
 import { SimulatorCarrier } from './carrier/simulator.js';
 import { config } from './config.js';
 import { ContactsRepository } from './contacts/contacts.repository.js';
+import { DoNotCallRepository } from './do-not-call/do-not-call.repository.js';
 import { entities } from './entities.js';
 import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
 import { HistoryRepository } from './history/history.repository.js';
@@ -110,6 +111,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
   const calls = new CallsRepository(db);
   const campaigns = new CampaignsRepository(db);
+  const doNotCall = new DoNotCallRepository(db);
   const messages = new MessagesRepository(db);
   const numbers = new PhoneNumbersRepository(db);
   const smsSender = new SmsSenderService(db, numbers, organizations);
@@ -140,6 +142,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     agents: new OrgResourceService(resources.agents),
     bookingPage: new BookingPageService(db, new BookingPageRepository(db), organizations),
     contacts: new OrgResourceService(resources.contacts),
+    doNotCall: new OrgResourceService(doNotCall),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
     calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts),
