@@ -18,6 +18,7 @@ import { CallSweeper } from './calls/sweeper.js';
 import { CampaignRunner, campaignCallEndHooks } from './campaigns/campaign-runner.js';
 import { CampaignsRepository } from './campaigns/campaigns.repository.js';
 import { CampaignsService } from './campaigns/campaigns.service.js';
+import { PhoneTimezones } from './campaigns/contact-window.js';
 import { Carriers } from './carrier/carriers.js';
 import { CarrierConnectionService } from './carrier/connection.service.js';
 import { SimulatorCarrier } from './carrier/simulator.js';
@@ -68,6 +69,8 @@ export const openDatabase = (url: string = config.databaseUrl): DataSource => cr
 export interface RuntimeDeps {
   db: DataSource;
   redis: RedisClient;
+  /** The clock of rules that depend on the time of day (campaigns' calling windows); tests fix it. */
+  now?: () => Date;
 }
 
 /**
@@ -76,7 +79,7 @@ export interface RuntimeDeps {
  * (`src/app.ts`) and every worker (`workers/*.ts`) use this one function, so each process is
  * wired the same way: a path that ends a call in any process runs every domain's hooks.
  */
-export function createRuntime({ db, redis }: RuntimeDeps) {
+export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps) {
   const queues = {
     maintenance: createQueue('maintenance', redis),
     calls: createQueue('calls', redis),
@@ -148,7 +151,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
     campaigns: new CampaignsService(db, campaigns, jobs.calls, resources.agents, resources.contacts),
-    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine, { contacts: resources.contacts, doNotCall, timezones: new PhoneTimezones(), now }),
     carrierConnection,
     messages: new MessagesService(messages, organizations),
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
