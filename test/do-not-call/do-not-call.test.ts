@@ -185,11 +185,13 @@ describe('do-not-call lists', function () {
       expect(done).to.include({ status: 'completed' });
     });
 
-    it('bars only calls to the number: a call from a listed number is answered, and a number taken off the list is called again', async () => {
+    it('bars only calls to the number: a call from a listed number is answered; a number taken off the list is called again', async () => {
       const org = await voiceOrg({ contacts: 1 });
       const caller = asCaller(org.key);
       const contactNumber = await numberOf(org, org.contactIds[0]);
       const entry = await listed(caller, contactNumber);
+      const [barred] = await waitForCalls(org, [(await placeCall(org, { duration_seconds: 1 }, org.contactIds[0])).id]);
+      expect(barred).to.include({ status: 'canceled', end_reason: 'do_not_call' });
       const number = expectStatus(await caller.post('/v1/phone-numbers', { agent_id: org.agentId }), 201).body.phone_number;
       const inbound = await request(await app()).post('/admin/v1/simulator/inbound-calls').set('Authorization', operator()).send({ to: number, from: contactNumber, simulate: { duration_seconds: 1 } });
       const [answered] = await waitForCalls(org, [expectStatus(inbound, 201).body.call.id]);
