@@ -1,6 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
-import { TIMESTAMP } from '../lib/columns.js';
-import { Organization } from '../orgs/organization.entity.js';
+import { Column, Entity, Index } from 'typeorm';
+import { OrgOwnedRow } from '../orgs/org-owned.js';
 
 /**
  * A number the organization must never call (CONTRACT.md §4 "Do-not-call lists"): one entry per
@@ -10,17 +9,7 @@ import { Organization } from '../orgs/organization.entity.js';
 @Entity('do_not_call_entries')
 @Index('do_not_call_entries_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('do_not_call_entries_org_phone_key', ['orgId', 'phoneNumber'], { unique: true })
-export class DoNotCallEntry {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id!: string;
-
-  @Column({ name: 'org_id', type: 'varchar', length: 40 })
-  orgId!: string;
-
-  @ManyToOne(() => Organization, { onDelete: 'RESTRICT' })
-  @JoinColumn({ name: 'org_id' })
-  org?: Relation<Organization>;
-
+export class DoNotCallEntry extends OrgOwnedRow {
   /** E.164. */
   @Column({ name: 'phone_number', type: 'varchar', length: 16 })
   phoneNumber!: string;
@@ -28,7 +17,4 @@ export class DoNotCallEntry {
   /** Why it is listed, for people reading the list; optional. */
   @Column({ type: 'varchar', length: 500, nullable: true })
   reason!: string | null;
-
-  @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
-  createdAt!: Date;
 }
