@@ -28,9 +28,9 @@ export interface VoiceOrg extends TestOrg {
 /**
  * Where test contacts live. A campaign calls a contact only between 08:00 and 21:00 in the
  * contact's local time, taken from its number (CONTRACT.md §4), so a test that runs a campaign on
- * the real clock needs contacts where it is daytime, whenever it runs: one numbering area per
- * time zone around the world (each one zone in libphonenumber's data, no two more than 3 hours
- * apart), and the digits that come before the 7 that make a number unique.
+ * the real clock needs contacts where it is daytime, whenever it runs: numbering areas around the
+ * world (each one zone in libphonenumber's data, no two more than 3 hours apart, summer time or
+ * not), and the digits that come before the 7 that make a number unique.
  */
 const PLACES = [
   { zone: 'Pacific/Honolulu', prefix: '+1808', lead: '' },
@@ -38,6 +38,7 @@ const PLACES = [
   { zone: 'America/Chicago', prefix: '+1312', lead: '' },
   { zone: 'America/New_York', prefix: '+1212', lead: '' },
   { zone: 'America/Sao_Paulo', prefix: '+5511', lead: '95' },
+  { zone: 'Atlantic/Cape_Verde', prefix: '+2382', lead: '' },
   { zone: 'Europe/London', prefix: '+4420', lead: '7' },
   { zone: 'Europe/Berlin', prefix: '+4930', lead: '1' },
   { zone: 'Europe/Moscow', prefix: '+7495', lead: '' },
@@ -58,8 +59,8 @@ function fromMidday(time: string): number {
 
 let phoneCounter = 0;
 /**
- * A unique E.164 number for this run, of the place (PLACES) where it is now closest to 14:30: a
- * campaign may call it for the next 5 hours at least.
+ * A unique E.164 number for this run, of the place (PLACES) where it is now closest to 14:30
+ * (at most 1.5 hours away): a campaign may call it for the next 5 hours at least.
  */
 export function uniquePhone(): string {
   const at = new Date();
