@@ -28,6 +28,7 @@ import { locationRoutes } from './booking/locations.routes.js';
 import { serviceRoutes } from './booking/services.routes.js';
 import { carrierRoutes } from './carrier/connection.routes.js';
 import { contactRoutes } from './contacts/contacts.routes.js';
+import { doNotCallRoutes } from './do-not-call/do-not-call.routes.js';
 import { messageRoutes } from './messaging/messages.routes.js';
 import { smsSenderRoutes } from './messaging/sms-sender.routes.js';
 import type { Runtime } from './runtime.js';
@@ -92,6 +93,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   agentRoutes(api, services.agents);
   phoneNumberRoutes(api, services.phoneNumbers);
   contactRoutes(api, services.contacts);
+  doNotCallRoutes(api, services.doNotCall);
   locationRoutes(api, services.locations);
   serviceRoutes(api, services.offeredServices);
   smsSenderRoutes(api, services.smsSender);

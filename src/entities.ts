@@ -21,6 +21,7 @@ import { WebhookEndpoint } from './webhooks/webhook-endpoint.entity.js';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity.js';
 import { DeliveryAttempt } from './webhooks/delivery-attempt.entity.js';
 import { UsageWatermark } from './usage/usage-watermark.entity.js';
+import { DoNotCallEntry } from './do-not-call/do-not-call-entry.entity.js';
 
 /** Every TypeORM entity of every domain: what a DataSource maps (the schema itself comes from migrations). */
 export const entities: Array<Function | EntitySchema> = [
@@ -46,4 +47,5 @@ export const entities: Array<Function | EntitySchema> = [
   WebhookDelivery,
   DeliveryAttempt,
   Invite,
+  DoNotCallEntry,
 ];

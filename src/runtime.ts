@@ -18,11 +18,13 @@ import { CallSweeper } from './calls/sweeper.js';
 import { CampaignRunner, campaignCallEndHooks } from './campaigns/campaign-runner.js';
 import { CampaignsRepository } from './campaigns/campaigns.repository.js';
 import { CampaignsService } from './campaigns/campaigns.service.js';
+import { PhoneTimezones } from './campaigns/contact-window.js';
 import { Carriers } from './carrier/carriers.js';
 import { CarrierConnectionService } from './carrier/connection.service.js';
 import { SimulatorCarrier } from './carrier/simulator.js';
 import { config } from './config.js';
 import { ContactsRepository } from './contacts/contacts.repository.js';
+import { DoNotCallRepository } from './do-not-call/do-not-call.repository.js';
 import { entities } from './entities.js';
 import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
 import { HistoryRepository } from './history/history.repository.js';
@@ -67,6 +69,8 @@ export const openDatabase = (url: string = config.databaseUrl): DataSource => cr
 export interface RuntimeDeps {
   db: DataSource;
   redis: RedisClient;
+  /** The clock of rules that depend on the time of day (campaigns' calling windows); tests fix it. */
+  now?: () => Date;
 }
 
 /**
@@ -75,7 +79,7 @@ export interface RuntimeDeps {
  * (`src/app.ts`) and every worker (`workers/*.ts`) use this one function, so each process is
  * wired the same way: a path that ends a call in any process runs every domain's hooks.
  */
-export function createRuntime({ db, redis }: RuntimeDeps) {
+export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps) {
   const queues = {
     maintenance: createQueue('maintenance', redis),
     calls: createQueue('calls', redis),
@@ -110,6 +114,7 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
   const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
   const calls = new CallsRepository(db);
   const campaigns = new CampaignsRepository(db);
+  const doNotCall = new DoNotCallRepository(db);
   const messages = new MessagesRepository(db);
   const numbers = new PhoneNumbersRepository(db);
   const smsSender = new SmsSenderService(db, numbers, organizations);
@@ -140,12 +145,13 @@ export function createRuntime({ db, redis }: RuntimeDeps) {
     agents: new OrgResourceService(resources.agents),
     bookingPage: new BookingPageService(db, new BookingPageRepository(db), organizations),
     contacts: new OrgResourceService(resources.contacts),
+    doNotCall: new OrgResourceService(doNotCall),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
     calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
     campaigns: new CampaignsService(db, campaigns, jobs.calls, resources.agents, resources.contacts),
-    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine, { contacts: resources.contacts, doNotCall, timezones: new PhoneTimezones(), now }),
     carrierConnection,
     messages: new MessagesService(messages, organizations),
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),

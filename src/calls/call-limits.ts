@@ -104,6 +104,12 @@ export class CallLimits {
     await this.redis.multi().zrem(active, ...callIds).zrem(waiting, ...callIds).exec();
   }
 
+  /** Takes back calls' starts in the rolling hour: admitted, they were never dialed (a listed number's). */
+  async returnStarts(orgId: string, callIds: string[]): Promise<void> {
+    if (callIds.length === 0) return;
+    await this.redis.zrem(CallLimits.key(orgId, 'starts'), ...callIds);
+  }
+
   /** Organizations with calls waiting for admission, for the sweeper. */
   async orgsWithWaitingCalls(): Promise<string[]> {
     return this.scanOrgs('waiting');

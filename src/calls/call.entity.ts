@@ -7,7 +7,9 @@ export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', ...TERMINAL_STATUSES] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export type Outcome = 'positive' | 'neutral' | 'negative' | 'voicemail' | 'unreachable';
-export type EndReason = 'completed' | 'no_answer' | 'busy' | 'failed' | 'canceled' | 'tenant_disabled';
+/** Why a call ended: its terminal status, or why we ended it (`tenant_disabled`; `do_not_call`: its number is listed, it was never dialed). */
+export const END_REASONS = ['completed', 'no_answer', 'busy', 'failed', 'canceled', 'tenant_disabled', 'do_not_call'] as const;
+export type EndReason = (typeof END_REASONS)[number];
 export type Direction = 'outbound' | 'inbound';
 
 /** What the simulated carrier does with the call (CONTRACT.md "Calls"). */

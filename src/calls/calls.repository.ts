@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { payerIdSql } from '../billing/charges.js';
+import { onDoNotCallListSql } from '../do-not-call/do-not-call.repository.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
@@ -210,6 +211,20 @@ export class CallsRepository {
       [ids],
     );
     return rows;
+  }
+
+  /**
+   * Those of `ids` never to be dialed: outbound calls not yet handed to the carrier whose number
+   * is on a do-not-call list (the organization's or its reseller's, by the do-not-call domain's
+   * `onDoNotCallListSql`). One statement for a batch about to be dialed.
+   */
+  async barredAmong(ids: string[]): Promise<Array<{ id: string; org_id: string }>> {
+    return this.db.query(
+      `SELECT c.id, c.org_id FROM calls c
+        WHERE c.id = ANY($1) AND c.direction = 'outbound' AND c.status = 'queued' AND c.dialed_at IS NULL
+          AND ${onDoNotCallListSql('c.org_id', 'c.phone_number')}`,
+      [ids],
+    );
   }
 
   /** The organization of each of the calls `ids`. */

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
 import { amount, e164, idParams, idReference, isoTime, responseSchema } from '../http/schemas.js';
-import { CALL_STATUSES, type SimulateScript } from './call.entity.js';
+import { CALL_STATUSES, END_REASONS, type SimulateScript } from './call.entity.js';
 
 export const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'] as const;
 
@@ -51,7 +51,7 @@ export const callSchema = responseSchema('Call', {
   direction: Joi.string().valid('outbound', 'inbound'),
   status: Joi.string().valid(...CALL_STATUSES),
   outcome: Joi.string().valid(...OUTCOMES).allow(null),
-  end_reason: Joi.string().allow(null),
+  end_reason: Joi.string().valid(...END_REASONS).allow(null),
   phone_number: Joi.string(),
   from: Joi.string().allow(null),
   to: Joi.string().allow(null),

@@ -74,10 +74,11 @@ export class CallEngine {
   /**
    * Hands calls to the carrier and schedules its reports. Replaying a dial (after a crash)
    * keeps the first dial time, so the carrier's timeline, and the job ids, are the same.
-   * Calls that ended meanwhile give their slot back.
+   * Calls that ended meanwhile give their slot back; calls to a listed number are ended first.
    */
   async dial(callIds: string[]): Promise<void> {
     if (callIds.length === 0) return;
+    await this.endBarred(callIds);
     const calls = await this.calls.markDialed(callIds);
     if (calls.length < callIds.length) {
       const open = new Set(calls.map((c) => c.id));
@@ -92,6 +93,21 @@ export class CallEngine {
       scheduled.push(...reports.map((r) => ({ callId: call.id, ...r })));
     }
     await this.jobs.reports(scheduled);
+  }
+
+  /**
+   * A call to a number on a do-not-call list is never dialed (CONTRACT.md §4): checked here, the
+   * last moment before the carrier, so a number listed after the call was queued is not dialed
+   * either. It ends `canceled` with `end_reason` `do_not_call`, uncharged, with its
+   * `call.completed` like any ending; it never started, so its start in the hour is given back.
+   */
+  private async endBarred(callIds: string[]): Promise<void> {
+    const barred = await this.calls.barredAmong(callIds);
+    if (barred.length === 0) return;
+    await this.end(barred.map((c) => c.id), { status: 'canceled', endReason: 'do_not_call', at: new Date(), durationSeconds: 0 });
+    const byOrg = new Map<string, string[]>();
+    for (const call of barred) byOrg.set(call.org_id, [...(byOrg.get(call.org_id) ?? []), call.id]);
+    for (const [orgId, ids] of byOrg) await this.limits.returnStarts(orgId, ids);
   }
 
   /** Applies one carrier report to calls, writing the status change(s) and event(s) it implies. */

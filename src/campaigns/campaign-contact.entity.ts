@@ -3,7 +3,8 @@ import { Contact } from '../contacts/contact.entity.js';
 import { TIMESTAMP } from '../lib/columns.js';
 import { Campaign } from './campaign.entity.js';
 
-export type CampaignContactState = 'pending' | 'calling' | 'done';
+/** `skipped`: never called, its number being on a do-not-call list when its turn came. */
+export type CampaignContactState = 'pending' | 'calling' | 'done' | 'skipped';
 
 /** One contact of a campaign and how far dialing it has got. */
 @Entity('campaign_contacts')

@@ -25,6 +25,7 @@ const campaignRow = rowShape('campaigns', {
   pending: contactCount('pending'),
   calling: contactCount('calling'),
   done: contactCount('done'),
+  skipped: contactCount('skipped'),
 });
 export type CampaignRow = RowOf<typeof campaignRow.columns>;
 
@@ -82,15 +83,24 @@ export class CampaignsRepository {
     return calling;
   }
 
-  /** The next `limit` contacts due for a call, in the campaign's order. */
-  async dueContacts(em: EntityManager, campaignId: string, limit: number): Promise<string[]> {
-    const due: Array<{ contact_id: string }> = await em.query(
-      `SELECT contact_id FROM campaign_contacts
-        WHERE campaign_id = $1 AND state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+  /** The next `limit` contacts due for a call after position `after`, in the campaign's order. */
+  async dueContacts(em: EntityManager, campaignId: string, limit: number, after = 0): Promise<Array<{ contactId: string; position: number }>> {
+    const due: Array<{ contact_id: string; position: number }> = await em.query(
+      `SELECT contact_id, position FROM campaign_contacts
+        WHERE campaign_id = $1 AND state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now()) AND position > $3
         ORDER BY position LIMIT $2`,
-      [campaignId, limit],
+      [campaignId, limit, after],
     );
-    return due.map((d) => d.contact_id);
+    return due.map((d) => ({ contactId: d.contact_id, position: d.position }));
+  }
+
+  /** Pending contacts the campaign will never call (their number is on a do-not-call list). */
+  async markSkipped(em: EntityManager, campaignId: string, contactIds: string[]): Promise<void> {
+    if (contactIds.length === 0) return;
+    await em.query(
+      `UPDATE campaign_contacts SET state = 'skipped', next_attempt_at = NULL WHERE campaign_id = $1 AND contact_id = ANY($2) AND state = 'pending'`,
+      [campaignId, contactIds],
+    );
   }
 
   /** A contact the campaign is calling now, with call `callId`. */

@@ -69,7 +69,7 @@ export const campaignSchema = responseSchema('Campaign', {
   calling_hours: Joi.object({ start: clock().required(), end: clock().required() }).allow(null),
   weekdays: Joi.array().items(Joi.number().integer()).allow(null),
   retry: Joi.object({ max_retries: count(), delay_seconds: count() }),
-  contacts: Joi.object({ total: count(), pending: count(), calling: count(), done: count() }),
+  contacts: Joi.object({ total: count(), pending: count(), calling: count(), done: count(), skipped: count() }),
   created_at: isoTime(),
   updated_at: isoTime(),
   completed_at: isoTime().allow(null),

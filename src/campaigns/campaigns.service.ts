@@ -27,7 +27,7 @@ function present(k: CampaignRow) {
     calling_hours: k.calling_hours_start && k.calling_hours_end ? { start: k.calling_hours_start, end: k.calling_hours_end } : null,
     weekdays: k.weekdays,
     retry: { max_retries: k.retry_max, delay_seconds: k.retry_delay_seconds },
-    contacts: { total: k.total, pending: k.pending, calling: k.calling, done: k.done },
+    contacts: { total: k.total, pending: k.pending, calling: k.calling, done: k.done, skipped: k.skipped },
     created_at: k.created_at.toISOString(),
     updated_at: k.updated_at.toISOString(),
     completed_at: k.completed_at?.toISOString() ?? null,

@@ -21,7 +21,7 @@ export type ContactView = Presented<ContactRow>;
  * The organization's contacts: one per phone number within an organization (409
  * `contact_exists`); a contact a campaign holds cannot be deleted (409 `contact_in_use`).
  * Lists filter by `phone_number`. Campaigns check their contacts with `unknownContact`, and an
- * inbound call finds its caller with `idByNumber`.
+ * inbound call finds its caller with `idByNumber`; a campaign reads its due contacts' numbers with `numbersOf`.
  */
 export class ContactsRepository extends OrgResourceRepository<typeof contactShape.columns, 'phone_number'> {
   constructor(db: DataSource) {
@@ -42,6 +42,12 @@ export class ContactsRepository extends OrgResourceRepository<typeof contactShap
     const found: Array<{ id: string }> = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
     const known = new Set(found.map((r) => r.id));
     return ids.find((id) => !known.has(id));
+  }
+
+  /** The phone number of each of `ids` that is one of the organization's contacts (a campaign's contacts to dial). */
+  async numbersOf(em: EntityManager, orgId: string, ids: string[]): Promise<Map<string, string>> {
+    const rows: Array<{ id: string; phone_number: string }> = await em.query(`SELECT id, phone_number FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
+    return new Map(rows.map((r) => [r.id, r.phone_number]));
   }
 
   /** The organization's contact with this number, if any (an inbound caller it knows). */

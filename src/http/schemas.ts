@@ -38,7 +38,8 @@ export const rate = () =>
     .custom((micros: bigint, helpers) => (micros < 0n ? helpers.error('money.negative') : micros))
     .messages({ 'money.negative': '{{#label}} must not be negative' });
 
-function isIanaZone(zone: string): boolean {
+/** Whether `zone` is an IANA time zone name this runtime knows (and can compute local times in). */
+export function isIanaZone(zone: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });

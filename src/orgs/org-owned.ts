@@ -2,8 +2,8 @@ import { Column, CreateDateColumn, JoinColumn, ManyToOne, PrimaryColumn, UpdateD
 import { TIMESTAMP } from '../lib/columns.js';
 import { Organization } from './organization.entity.js';
 
-/** The columns every organization-owned resource has: its id, its organization, its times. */
-export abstract class OrgOwned {
+/** The columns every organization-owned row has: its id, its organization, when it was made. */
+export abstract class OrgOwnedRow {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id!: string;
 
@@ -16,7 +16,10 @@ export abstract class OrgOwned {
 
   @CreateDateColumn({ name: 'created_at', ...TIMESTAMP })
   createdAt!: Date;
+}
 
+/** An organization-owned resource that changes: its row, and when it last changed. */
+export abstract class OrgOwned extends OrgOwnedRow {
   @UpdateDateColumn({ name: 'updated_at', ...TIMESTAMP })
   updatedAt!: Date;
 }

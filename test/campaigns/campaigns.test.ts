@@ -32,13 +32,13 @@ describe('campaigns', function () {
     const created = await createCampaign(org);
     expect(created.status).to.equal(201);
     expect(created.body).to.include({ state: 'draft', agent_id: org.agentId });
-    expect(created.body.contacts).to.deep.equal({ total: 3, pending: 3, calling: 0, done: 0 });
+    expect(created.body.contacts).to.deep.equal({ total: 3, pending: 3, calling: 0, done: 0, skipped: 0 });
     await new Promise((r) => setTimeout(r, 300));
     expect(await callsOf(created.body.id)).to.deep.equal([]);
 
     expect((await setState(org, created.body.id, 'running')).body.state).to.equal('running');
     const done = await waitForState(org, created.body.id, 'completed');
-    expect(done.contacts).to.deep.equal({ total: 3, pending: 0, calling: 0, done: 3 });
+    expect(done.contacts).to.deep.equal({ total: 3, pending: 0, calling: 0, done: 3, skipped: 0 });
     expect(done.completed_at).to.be.a('string');
     const calls = await callsOf(created.body.id);
     expect(calls.map((c) => c.contact_id).sort()).to.deep.equal([...org.contactIds].sort());
@@ -60,7 +60,7 @@ describe('campaigns', function () {
     const created = await createCampaign(org);
     expect((await setState(org, created.body.id, 'running')).body.state).to.equal('running');
     const paused = await waitForState(org, created.body.id, 'paused');
-    expect(paused.contacts).to.deep.equal({ total: 2, pending: 2, calling: 0, done: 0 });
+    expect(paused.contacts).to.deep.equal({ total: 2, pending: 2, calling: 0, done: 0, skipped: 0 });
     expect(await callsOf(created.body.id)).to.deep.equal([]);
   });
 

@@ -7,7 +7,7 @@ import { config } from '../../src/config.js';
 import { db } from './db.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { waitForRedis, type RedisClient } from '../../src/lib/redis.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { checkResponses } from './openapi-check.js';
 import { redisForTests } from './redis.js';
 
@@ -20,18 +20,19 @@ export async function newApp(options: AppOptions = {}): Promise<RinglaneApp> {
   return appOver(options);
 }
 
-/** App options in tests: those of `createApp`, and the Redis its runtime uses (default: the run's). */
-export type AppOptions = Omit<AppDeps, 'runtime' | 'inspect'> & { redis?: RedisClient };
+/** App options in tests: those of `createApp`, and the Redis and clock its runtime uses (default: the run's, the real one). */
+export type AppOptions = Omit<AppDeps, 'runtime' | 'inspect'> & { redis?: RedisClient; now?: () => Date };
 
 /**
  * An app over a runtime of its own (see `createRuntime`), as a web process has; `close()`
  * closes both. Every `/v1` response it gives is checked against the OpenAPI document.
  */
-export function appOver({ redis = redisForTests(), ...options }: AppOptions = {}): RinglaneApp {
-  const runtime = createRuntime({ db, redis });
+export function appOver({ redis = redisForTests(), now, ...options }: AppOptions = {}): RinglaneApp & { runtime: Runtime } {
+  const runtime = createRuntime({ db, redis, now });
   const ringlane: RinglaneApp = createApp({ runtime, ...options, inspect: checkResponses(() => openApiDocument(ringlane.routes)) });
   return {
     ...ringlane,
+    runtime,
     close: async () => {
       await ringlane.close();
       await runtime.close();

@@ -1,10 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
+import { Worker, type Job } from 'bullmq';
 import { expect } from 'chai';
 import request from 'supertest';
 import { TERMINAL_STATUSES } from '../../src/calls/call.entity.js';
+import { localClock } from '../../src/campaigns/calling-hours.js';
+import { queuePrefix } from '../../src/lib/queues.js';
+import { createRedis, type RedisClient } from '../../src/lib/redis.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { callsProcessors } from '../../workers/processors/calls.processor.js';
 import { db } from './db.js';
 import { app, bearer, createOrg, expectStatus, type Caller, type TestOrg } from './api.js';
 import { startService, stopProcess } from './processes.js';
+import { redisForTests } from './redis.js';
 
 /** Starts a real `calls` worker process; resolves once it is consuming jobs. */
 export async function startCallsWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
@@ -18,9 +25,48 @@ export interface VoiceOrg extends TestOrg {
   contactIds: string[];
 }
 
+/**
+ * Where test contacts live. A campaign calls a contact only between 08:00 and 21:00 in the
+ * contact's local time, taken from its number (CONTRACT.md §4), so a test that runs a campaign on
+ * the real clock needs contacts where it is daytime, whenever it runs: numbering areas around the
+ * world (each one zone in libphonenumber's data, no two more than 3 hours apart, summer time or
+ * not), and the digits that come before the 7 that make a number unique.
+ */
+const PLACES = [
+  { zone: 'Pacific/Honolulu', prefix: '+1808', lead: '' },
+  { zone: 'America/Los_Angeles', prefix: '+1415', lead: '' },
+  { zone: 'America/Chicago', prefix: '+1312', lead: '' },
+  { zone: 'America/New_York', prefix: '+1212', lead: '' },
+  { zone: 'America/Sao_Paulo', prefix: '+5511', lead: '95' },
+  { zone: 'Atlantic/Cape_Verde', prefix: '+2382', lead: '' },
+  { zone: 'Europe/London', prefix: '+4420', lead: '7' },
+  { zone: 'Europe/Berlin', prefix: '+4930', lead: '1' },
+  { zone: 'Europe/Moscow', prefix: '+7495', lead: '' },
+  { zone: 'Asia/Dubai', prefix: '+9714', lead: '' },
+  { zone: 'Asia/Kolkata', prefix: '+9122', lead: '2' },
+  { zone: 'Asia/Bangkok', prefix: '+662', lead: '' },
+  { zone: 'Asia/Shanghai', prefix: '+8610', lead: '6' },
+  { zone: 'Asia/Tokyo', prefix: '+813', lead: '1' },
+  { zone: 'Australia/Sydney', prefix: '+612', lead: '9' },
+  { zone: 'Pacific/Auckland', prefix: '+649', lead: '' },
+];
+
+/** Minutes from `time` ("HH:MM") to 14:30, the middle of 08:00–21:00, around the clock. */
+function fromMidday(time: string): number {
+  const minutes = Number(time.slice(0, 2)) * 60 + Number(time.slice(3)) - (14 * 60 + 30);
+  return Math.min(Math.abs(minutes), 24 * 60 - Math.abs(minutes));
+}
+
 let phoneCounter = 0;
-/** A unique E.164 number for this run. */
-export const uniquePhone = () => `+1415${String(process.pid % 1000).padStart(3, '0')}${String(phoneCounter++).padStart(4, '0')}`;
+/**
+ * A unique E.164 number for this run, of the place (PLACES) where it is now closest to 14:30
+ * (at most 1.5 hours away): a campaign may call it for the next 5 hours at least.
+ */
+export function uniquePhone(): string {
+  const at = new Date();
+  const place = PLACES.reduce((best, p) => (fromMidday(localClock(at, p.zone).time) < fromMidday(localClock(at, best.zone).time) ? p : best));
+  return `${place.prefix}${place.lead}${String(process.pid % 1000).padStart(3, '0')}${String(phoneCounter++).padStart(4, '0')}`;
+}
 
 /** An organization with money, rates, one agent and `contacts` contacts, made through the API. */
 export async function voiceOrg(options: { contacts?: number; fields?: Record<string, unknown> } = {}): Promise<VoiceOrg> {
@@ -118,6 +164,31 @@ export async function waitForCampaignState(caller: Caller, id: string, state: st
 
 export async function balanceOf(org: TestOrg): Promise<string> {
   return (await request(await app()).get('/v1/balance').set('Authorization', bearer(org.key)).expect(200)).body.balance;
+}
+
+/**
+ * A `calls` worker in this process for the enclosing `describe` block, over a runtime whose clock
+ * (createRuntime's `now`) is `clock.at`, which the test sets: campaigns judge calling windows at
+ * that moment, and everything else runs on the real clock. No other calls worker may run
+ * meanwhile (it would take the jobs); `runtime()` is the worker's, to look at its queue.
+ */
+export function withCallsWorkerAt(clock: { at: Date }): { runtime: () => Runtime } {
+  let runtime: Runtime;
+  let worker: Worker;
+  let connection: RedisClient;
+  before(async () => {
+    connection = createRedis('blocking');
+    runtime = createRuntime({ db, redis: redisForTests(), now: () => clock.at });
+    const processors = callsProcessors(runtime) as Record<string, (job: Job) => Promise<unknown>>;
+    worker = new Worker('calls', (job) => processors[job.name](job), { connection, prefix: queuePrefix('calls'), concurrency: 8 });
+    await worker.waitUntilReady();
+  });
+  after(async () => {
+    await worker.close();
+    await runtime.close();
+    connection.disconnect();
+  });
+  return { runtime: () => runtime };
 }
 
 /** A real `calls` worker process running for the enclosing `describe` block. */

@@ -141,6 +141,7 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
     location: (await as('/v1/locations', { name: 'Spare' })).id,
     service: (await as('/v1/services', { name: 'Spare' })).id,
     webhook_endpoint: (await as('/v1/webhook-endpoints', { name: 'spare', url: 'https://example.com/s', secret: 'a long secret', outcomes: [] })).id,
+    do_not_call_entry: (await as('/v1/do-not-call', { phone_number: uniquePhone() })).id,
   };
   return {
     resellerId: owner.id,
@@ -207,6 +208,9 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/contacts/:id': id(w.contactId),
     'PATCH /v1/contacts/:id': { ...id(w.contactId), body: { name: 'D', phone_number: uniquePhone(), email: 'd@example.com', metadata: { vip: true } } },
     'DELETE /v1/contacts/:id': id(w.deletable.contact),
+    'POST /v1/do-not-call': { body: { phone_number: uniquePhone(), reason: 'Asked not to be called' } },
+    'GET /v1/do-not-call': { query: { ...page, phone_number: '+14155550100' } },
+    'DELETE /v1/do-not-call/:id': id(w.deletable.do_not_call_entry),
     'POST /v1/locations': { body: { name: 'L', address: '1 Main St' } },
     'GET /v1/locations': { query: page },
     'GET /v1/locations/:id': id(w.locationId),
