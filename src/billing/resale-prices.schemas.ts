@@ -8,8 +8,10 @@ import type { Micros } from '../lib/money.js';
  * out is 400, not "keep the old one".
  */
 export const setResalePricesSchema = Joi.object({
-  per_minute: rate().required(),
-  per_text: rate().required(),
+  per_minute: rate()
+    .required()
+    .description('Billed to the tenant per started second of a call, per minute: a decimal string, 0 to 1000, at most 6 fractional digits ("0.200000").'),
+  per_text: rate().required().description('Billed to the tenant per text: a decimal string, 0 to 1000, at most 6 fractional digits ("0.020000").'),
 });
 
 export interface ResalePricesInput {
