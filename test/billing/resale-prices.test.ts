@@ -111,22 +111,33 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
     // The reseller's rates make the charge round up too: 7 s at 0.600001/min is 0.0700001166…
     const RATES = { per_minute: '0.600001', per_text: '0.050000' };
 
-    /** A reseller whose agents text confirmations (its sending number), and a tenant with an agent and a contact. */
-    async function tenantWithContact(owner: Reseller) {
+    /**
+     * A reseller at RATES whose agents text confirmations (its sending number), and a tenant with
+     * an agent and a contact, and `prices` set when given. `since`: a moment before any of it.
+     */
+    async function tenantWithContact(prices?: { per_minute: string; per_text: string }) {
+      const since = new Date(Date.now() - 60_000);
+      const owner = await reseller({ balance: '100.000000', rates: RATES });
       const number = expectStatus(await owner.as.post('/v1/phone-numbers', {}), 201).body.phone_number;
       expectStatus(await owner.as.put('/v1/sms-sender', { phone_number: number }), 200);
       const tenant = await createTenant(owner);
+      if (prices) expectStatus(await owner.as.put(pricesPath(tenant.id), prices), 200);
       const inside = owner.inside(tenant.id);
       const [agent] = expectStatus(await inside.get('/v1/agents'), 200).body.data;
       const contact = expectStatus(await inside.post('/v1/contacts', { name: 'Cleo', phone_number: uniquePhone() }), 201).body;
-      /** Places a call inside the tenant and waits for its end; returns its record. */
-      const call = async (simulate: Record<string, unknown>) => {
+      /** Places a call inside the tenant; returns its record as placed. */
+      const place = async (simulate: Record<string, unknown>) => {
         const placed = expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate }), 201).body;
         expect(placed).to.include({ charge: null, billable: null });
-        return (await waitForCalls(owner, [placed.id], 20_000, { 'X-Tenant-Id': tenant.id }))[0];
+        return placed;
       };
-      return { tenant, inside, call };
+      const ended = async (id: string) => (await waitForCalls(owner, [id], 20_000, { 'X-Tenant-Id': tenant.id }))[0];
+      /** Places a call inside the tenant and waits for its end; returns its record. */
+      const call = async (simulate: Record<string, unknown>) => ended((await place(simulate)).id);
+      return { since, owner, tenant, inside, place, ended, call };
     }
+
+    const PRICES = { per_minute: '0.200000', per_text: '0.020000' };
 
     /** The tenant's usage from `since` to an hour from now. */
     const usageSince = async (owner: Reseller, tenantId: string, since: Date) => {
@@ -138,11 +149,7 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
     const sum = (amounts: string[]) => formatMoney(amounts.reduce((total, a) => total + micros(a), 0n));
 
     it("bills a tenant's call per started second at the resale price, charges the reseller at its rate; texts at per_text", async () => {
-      const since = new Date(Date.now() - 60_000);
-      const owner = await reseller({ balance: '100.000000', rates: RATES });
-      const { tenant, inside, call } = await tenantWithContact(owner);
-      expectStatus(await owner.as.put(pricesPath(tenant.id), { per_minute: '0.200000', per_text: '0.020000' }), 200);
-
+      const { since, owner, tenant, inside, call } = await tenantWithContact(PRICES);
       const short = await call({ duration_seconds: 7, outcome: 'positive' });
       expect(short).to.include({ status: 'completed', duration_seconds: 7, charge: '0.070001', billable: '0.023334', currency: 'USD' });
       const long = await call({ duration_seconds: 61, outcome: 'neutral' });
@@ -163,9 +170,7 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
     });
 
     it('without prices set, bills at the reseller’s rate: billable equals charge', async () => {
-      const since = new Date(Date.now() - 60_000);
-      const owner = await reseller({ balance: '100.000000', rates: RATES });
-      const { tenant, call } = await tenantWithContact(owner);
+      const { since, owner, tenant, call } = await tenantWithContact();
       const done = await call({ duration_seconds: 7, outcome: 'positive' });
       expect(done).to.include({ charge: '0.070001', billable: '0.070001' });
       const usage = await usageSince(owner, tenant.id, since);
@@ -174,17 +179,12 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
     });
 
     it('each call keeps the prices in force when it ended: a change while a call is in progress applies to it, not to calls ended before', async () => {
-      const since = new Date(Date.now() - 60_000);
-      const owner = await reseller({ balance: '100.000000', rates: RATES });
-      const { tenant, call, inside } = await tenantWithContact(owner);
-      expectStatus(await owner.as.put(pricesPath(tenant.id), { per_minute: '0.200000', per_text: '0.020000' }), 200);
+      const { since, owner, tenant, inside, place, ended, call } = await tenantWithContact(PRICES);
       const first = await call({ duration_seconds: 7, outcome: 'positive' });
       expect(first.billable).to.equal('0.023334');
 
       // A call that lasts a while (1,000 call-seconds of SIM_SECOND_MS): the prices change while it talks.
-      const [agent] = expectStatus(await inside.get('/v1/agents'), 200).body.data;
-      const contact = expectStatus(await inside.post('/v1/contacts', { name: 'Dora', phone_number: uniquePhone() }), 201).body;
-      const placed = expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 1000, outcome: 'positive' } }), 201).body;
+      const placed = await place({ duration_seconds: 1000, outcome: 'positive' });
       for (let i = 0; ; i++) {
         const [row] = await db.query('SELECT status FROM calls WHERE id = $1', [placed.id]);
         if (row.status === 'in_progress') break;
@@ -192,7 +192,7 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
         await new Promise((r) => setTimeout(r, 10));
       }
       expectStatus(await owner.as.put(pricesPath(tenant.id), { per_minute: '0.300000', per_text: '0.030000' }), 200);
-      const [second] = await waitForCalls(owner, [placed.id], 20_000, { 'X-Tenant-Id': tenant.id });
+      const second = await ended(placed.id);
       expect(second).to.include({ status: 'completed', duration_seconds: 1000, billable: '5.000000', charge: formatMoney(chargeForSeconds(1000, 600_001n)) });
       expect(expectStatus(await inside.get(`/v1/calls/${first.id}`), 200).body.billable).to.equal('0.023334');
 
