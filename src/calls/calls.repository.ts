@@ -258,9 +258,10 @@ export class CallsRepository {
   }
 
   /**
-   * Ends unfinished calls with their terminal status, reason, duration, charge and billable amount, and writes
-   * each one's `call.completed`. The outcome is the simulated script's for a completed call,
-   * `unreachable` for one never answered, none for one canceled. Calls already ended are left out.
+   * Ends unfinished calls with their terminal status, reason, duration, charge and billable
+   * amount, and writes each one's `call.completed`. The outcome is the simulated script's for a
+   * completed call, `unreachable` for one never answered, none for one canceled. Calls already
+   * ended are left out.
    */
   async markEnded(em: EntityManager, endings: Ending[]): Promise<EndedCall[]> {
     const rows = await this.changeMany(
