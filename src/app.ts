@@ -5,6 +5,7 @@ import { apiKeyRoutes } from './auth/api-keys.routes.js';
 import { CredentialStore } from './auth/credential-store.js';
 import { sessionRoutes } from './auth/sessions.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
+import { resalePriceRoutes } from './billing/resale-prices.routes.js';
 import { callRoutes } from './calls/calls.routes.js';
 import { campaignRoutes } from './campaigns/campaigns.routes.js';
 import { config } from './config.js';
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   campaignRoutes(api, services.campaigns);
   tenantRoutes(api, services.tenants);
   usageRoutes(api, services.usage);
+  resalePriceRoutes(api, services.resalePrices);
   webhookEndpointRoutes(api, services.webhookEndpoints);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   // Public, without authentication: an ordinary organization's booking page.

@@ -5,6 +5,7 @@ import { CredentialsRepository } from './auth/credentials.repository.js';
 import { SessionsService } from './auth/sessions.service.js';
 import { BillingService } from './billing/billing.service.js';
 import { LedgerRepository } from './billing/ledger.repository.js';
+import { ResalePricesService } from './billing/resale-prices.service.js';
 import { BookingPageRepository } from './booking/booking-page.repository.js';
 import { BookingPageService } from './booking/booking-page.service.js';
 import { LocationsRepository } from './booking/locations.repository.js';
@@ -132,6 +133,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     orgs: new OrgsService(db, organizations, ledger, apiKeys, redis),
     sessions: new SessionsService(credentials, organizations, redis),
     tenants,
+    resalePrices: new ResalePricesService(db, organizations, tenants),
     tenantEffects: new TenantEffects(organizations, { campaigns, calls }, engine),
   };
 

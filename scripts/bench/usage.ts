@@ -1,6 +1,7 @@
 // npm run bench:usage — GET /v1/tenants/{id}/usage over a tenant with a long history:
-// BENCH_LEDGER_ROWS (1,000,000) ledger entries and BENCH_CALL_ROWS (200,000) completed calls
-// spread over 400 days, rolled up once (timed), then BENCH_REQUESTS (300) sequential requests
+// BENCH_LEDGER_ROWS (1,000,000) ledger entries (a fifth of them texts, each with its message
+// row) and BENCH_CALL_ROWS (200,000) completed calls spread over 400 days, the calls and texts
+// billable at resale prices, rolled up once (timed), then BENCH_REQUESTS (300) sequential requests
 // each of a 366-day window, the default window and a plain GET /v1/tenants/{id}, interleaved
 // in the same run. Prints p50/p99 of each and the ratio 366-day p50 / plain p50 (target ≤ 3).
 // Its own database (ringlane_bench_usage), dropped and re-created at each run.
@@ -39,11 +40,18 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
        FROM generate_series(1, $3::int) AS i`,
     [resellerId, tenantId, LEDGER_ROWS, HISTORY_DAYS],
   );
+  // Each text's message row, recorded with its charge (same time), billed at a resale per_text.
+  await client.query(
+    `INSERT INTO messages (id, org_id, payer_org_id, from_number, to_number, body, charge_micros, billable_micros, created_at, updated_at, sent_at)
+     SELECT 'msg_bench' || substr(id, 10), subject_org_id, org_id, '+14155550199', '+14155550100', 'bench', -amount_micros, 20000, created_at, created_at, created_at
+       FROM ledger_entries WHERE org_id = $1 AND kind = 'text' AND id LIKE 'led_bench%'`,
+    [resellerId],
+  );
   await client.query(
     `INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, outcome, end_reason, phone_number, simulate,
-                        last_sequence, created_at, updated_at, dialed_at, started_at, ended_at, duration_seconds, charge_micros)
+                        last_sequence, created_at, updated_at, dialed_at, started_at, ended_at, duration_seconds, charge_micros, billable_micros)
      SELECT 'call_bench' || i, $2, $1, $3, 'outbound', 'completed', 'neutral', 'completed', '+14155550100', '{}'::jsonb,
-            4, t - interval '1 minute', t, t - interval '1 minute', t - interval '50 seconds', t, 50 + i % 200, 0
+            4, t - interval '1 minute', t, t - interval '1 minute', t - interval '50 seconds', t, 50 + i % 200, 0, ((50 + i % 200) * 200003 + 59) / 60
        FROM generate_series(1, $4::int) AS i,
             LATERAL (SELECT now() - make_interval(days => $5) + (i * ($5 * 86400.0 / $4)) * interval '1 second' AS t) AS times`,
     [resellerId, tenantId, agentId, CALL_ROWS, HISTORY_DAYS],
@@ -55,7 +63,7 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
   );
   await client.query('COMMIT');
   // What autovacuum does soon after a bulk load; measuring before it would measure its work too.
-  await client.query('VACUUM (ANALYZE) ledger_entries, calls');
+  await client.query('VACUUM (ANALYZE) ledger_entries, calls, messages');
 }
 
 async function main(): Promise<void> {
@@ -101,10 +109,13 @@ async function main(): Promise<void> {
       plain: `/v1/tenants/${tenant.id}`,
     };
 
-    // The answer must be the ledger's, to the micro.
+    // The answer must be the ledger's (charges) and the calls' and texts' (billable), to the micro.
     const year = await call('GET', paths.year, key);
     const { rows: truth } = await client.query(
-      `SELECT (-sum(amount_micros))::text AS total FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment' AND created_at >= $2 AND created_at < $3`,
+      `SELECT (-sum(amount_micros))::text AS total,
+              ((SELECT sum(billable_micros) FROM calls WHERE org_id = $1 AND ended_at >= $2 AND ended_at < $3)
+               + (SELECT sum(billable_micros) FROM messages WHERE org_id = $1 AND created_at >= $2 AND created_at < $3))::text AS billable
+         FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment' AND created_at >= $2 AND created_at < $3`,
       [tenant.id, since, until],
     );
     const { rows: bucketRows } = await client.query('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1 AND hour >= $2 AND hour < $3', [tenant.id, since, until]);
@@ -126,9 +137,10 @@ async function main(): Promise<void> {
     const y = stats('year');
     const m = stats('month');
     const p = stats('plain');
-    console.log(`bench:usage — one tenant: ${LEDGER_ROWS.toLocaleString('en')} ledger entries and ${CALL_ROWS.toLocaleString('en')} completed calls over ${HISTORY_DAYS} days (seeded in ${seedSeconds.toFixed(1)} s)`);
+    console.log(`bench:usage — one tenant: ${LEDGER_ROWS.toLocaleString('en')} ledger entries (texts with their messages) and ${CALL_ROWS.toLocaleString('en')} completed calls over ${HISTORY_DAYS} days (seeded in ${seedSeconds.toFixed(1)} s)`);
     console.log(`first rollup:  ${rollupSeconds.toFixed(2)} s, ${rollup.chunks} chunk statements, ${buckets[0].n} buckets for the tenant; next run (steady state): ${(steadySeconds * 1000).toFixed(0)} ms`);
-    console.log(`366-day window reads ${bucketRows[0].n} bucket rows; total ${year.charges.total} ${year.currency}, ledger says ${formatMoney(BigInt(truth[0].total))}: ${year.charges.total === formatMoney(BigInt(truth[0].total)) ? 'equal' : 'DIFFERENT'}`);
+    const same = (answer: string, expected: string) => `${answer} ${year.currency}, the source rows say ${formatMoney(BigInt(expected))}: ${answer === formatMoney(BigInt(expected)) ? 'equal' : 'DIFFERENT'}`;
+    console.log(`366-day window reads ${bucketRows[0].n} bucket rows; charges total ${same(year.charges.total, truth[0].total)}; billable total ${same(year.billable.total, truth[0].billable)}`);
     console.log(`${REQUESTS} sequential requests each, interleaved, one keep-alive connection:`);
     console.log(row('GET /v1/tenants/{id}/usage (366-day window)', y));
     console.log(row('GET /v1/tenants/{id}/usage (default: month)', m));

@@ -1,5 +1,5 @@
 import { chargeForSeconds, type Micros } from '../lib/money.js';
-import type { Organization } from '../orgs/organization.entity.js';
+import { isTenant, type Organization } from '../orgs/organization.entity.js';
 import type { LedgerLine } from './ledger.js';
 
 /**
@@ -26,3 +26,32 @@ export function textCharge(message: { id: string; orgId: string }, payer: Organi
   const amount = payer.ratePerTextMicros;
   return amount > 0n ? { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` } : null;
 }
+
+/** Prices per minute (per started second) and per text, in micros. */
+export interface Prices {
+  perMinute: Micros;
+  perText: Micros;
+}
+
+/**
+ * THE resale price rule (CONTRACT.md §4 "Resale prices"): what a tenant `org` is billed by its
+ * reseller `payer`: the prices the reseller set for it, else the reseller's own rates. Null for
+ * an organization that is no tenant (it bills no one). Read at a call's end, like the rates its
+ * charge is taken at, so each call keeps the prices in force when it ended.
+ */
+export function resalePrices(org: Organization, payer: Organization): Prices | null {
+  if (!isTenant(org)) return null;
+  return {
+    perMinute: org.resalePerMinuteMicros ?? payer.ratePerMinuteMicros,
+    perText: org.resalePerTextMicros ?? payer.ratePerTextMicros,
+  };
+}
+
+/** What a tenant owes for a call of `seconds`: its charge's rule (per started second, rounded up) at the resale price; null for a non-tenant. */
+export function callBillable(org: Organization, payer: Organization, seconds: number): Micros | null {
+  const prices = resalePrices(org, payer);
+  return prices && chargeForSeconds(seconds, prices.perMinute);
+}
+
+/** What a tenant owes for a text: the resale `per_text`; null for a non-tenant. */
+export const textBillable = (org: Organization, payer: Organization): Micros | null => resalePrices(org, payer)?.perText ?? null;

@@ -82,4 +82,8 @@ export class Call extends OrgOwned {
 
   @Column({ name: 'charge_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   chargeMicros!: bigint | null;
+
+  /** A tenant's call: what the tenant owes for it at its resale price, set with the charge. Null for any other call. */
+  @Column({ name: 'billable_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  billableMicros!: bigint | null;
 }

@@ -33,6 +33,7 @@ const callRow = rowShape('calls', {
   our_number: column<string | null>(),
   duration_seconds: column<number | null>(),
   charge_micros: column<string | null>(),
+  billable_micros: column<string | null>(),
   started_at: column<Date | null>(),
   ended_at: column<Date | null>(),
   created_at: column<Date>(),
@@ -97,6 +98,8 @@ export interface Ending {
   endReason: EndReason;
   durationSeconds: number;
   chargeMicros: bigint;
+  /** A tenant's call: what the tenant owes at its resale price; null for any other. */
+  billableMicros: bigint | null;
   at: Date;
 }
 
@@ -270,22 +273,30 @@ export class CallsRepository {
   }
 
   /**
-   * Ends unfinished calls with their terminal status, reason, duration and charge, and writes
-   * each one's `call.completed`. The outcome is the simulated script's for a completed call,
-   * `unreachable` for one never answered, none for one canceled. Calls already ended are left out.
+   * Ends unfinished calls with their terminal status, reason, duration, charge and billable
+   * amount, and writes each one's `call.completed`. The outcome is the simulated script's for a
+   * completed call, `unreachable` for one never answered, none for one canceled. Calls already
+   * ended are left out.
    */
   async markEnded(em: EntityManager, endings: Ending[]): Promise<EndedCall[]> {
     const rows = await this.changeMany(
       em,
       endings,
       'call.completed',
-      `status = i.status, end_reason = i.end_reason, duration_seconds = i.duration_seconds, charge_micros = i.charge_micros, ended_at = i.at,
+      `status = i.status, end_reason = i.end_reason, duration_seconds = i.duration_seconds, charge_micros = i.charge_micros,
+       billable_micros = i.billable_micros, ended_at = i.at,
        outcome = CASE i.status WHEN 'completed' THEN c.simulate->>'outcome' WHEN 'canceled' THEN NULL ELSE 'unreachable' END`,
       `c.status NOT IN ${TERMINAL_SQL}`,
       {
-        columns: 'status, end_reason, duration_seconds, charge_micros',
-        types: '$4::varchar[], $5::varchar[], $6::int[], $7::bigint[]',
-        values: [endings.map((e) => e.status), endings.map((e) => e.endReason), endings.map((e) => e.durationSeconds), endings.map((e) => e.chargeMicros.toString())],
+        columns: 'status, end_reason, duration_seconds, charge_micros, billable_micros',
+        types: '$4::varchar[], $5::varchar[], $6::int[], $7::bigint[], $8::bigint[]',
+        values: [
+          endings.map((e) => e.status),
+          endings.map((e) => e.endReason),
+          endings.map((e) => e.durationSeconds),
+          endings.map((e) => e.chargeMicros.toString()),
+          endings.map((e) => e.billableMicros?.toString() ?? null),
+        ],
       },
     );
     return rows.map(({ payload: p }) => ({

@@ -56,7 +56,10 @@ export const callSchema = responseSchema('Call', {
   from: Joi.string().allow(null),
   to: Joi.string().allow(null),
   duration_seconds: Joi.number().integer().allow(null),
-  charge: amount().allow(null),
+  charge: amount().allow(null).description("What the paying organization's balance was charged (a tenant's reseller's), at its `per_minute`; null until the call ends."),
+  billable: amount()
+    .allow(null)
+    .description("A tenant's call: what the tenant owes its reseller, at the resale `per_minute` in force when the call ended (same rounding as `charge`); null until the call ends, and always for a call of an organization that is no tenant."),
   currency: Joi.string(),
   started_at: isoTime().allow(null),
   ended_at: isoTime().allow(null),

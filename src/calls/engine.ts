@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { callCharge } from '../billing/charges.js';
+import { callBillable, callCharge } from '../billing/charges.js';
 import type { LedgerLine } from '../billing/ledger.js';
 import type { LedgerRepository } from '../billing/ledger.repository.js';
 import type { CarrierAdapter, CarrierReport, ScheduledReport } from '../carrier/carrier.js';
@@ -123,8 +123,8 @@ export class CallEngine {
   }
 
   /**
-   * Ends unfinished calls in one transaction: status, event, charge per started second,
-   * confirmation text (recorded and charged; sent by a job after commit), other domains'
+   * Ends unfinished calls in one transaction: status, event, charge per started second (and
+   * for a tenant's call its billable amount at the resale price), confirmation text (recorded and charged; sent by a job after commit), other domains'
    * hooks, ledger. Returns the calls it ended.
    */
   async end(callIds: string[], request: EndRequest): Promise<EndedCall[]> {
@@ -148,7 +148,9 @@ export class CallEngine {
         const seconds = request.durationSeconds ?? talked;
         const charge = callCharge({ id: call.id, orgId: call.org_id }, payer, seconds);
         if (charge.line) ledger.push(charge.line);
-        return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, at };
+        // A tenant's call: what the tenant owes, at the resale price in force now, beside the charge.
+        const billableMicros = callBillable(orgs.get(call.org_id)!, payer, seconds);
+        return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, billableMicros, at };
       });
       const result = await this.calls.markEnded(em, endings);
       const texts: string[] = [];

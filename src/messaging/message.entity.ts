@@ -31,6 +31,10 @@ export class Message extends OrgOwned {
   @Column({ name: 'charge_micros', type: 'bigint', transformer: bigintTransformer })
   chargeMicros!: bigint;
 
+  /** A tenant's text: what the tenant owes for it at its resale `per_text`. Null for any other text. */
+  @Column({ name: 'billable_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  billableMicros!: bigint | null;
+
   /** When the carrier accepted it; null until then. Not shown by the API (CONTRACT.md's message has no such field). */
   @Column({ name: 'sent_at', ...TIMESTAMP, nullable: true })
   sentAt!: Date | null;

@@ -37,6 +37,8 @@ export interface NewText {
   toNumber: string;
   body: string;
   chargeMicros: bigint;
+  /** A tenant's text: what the tenant owes at its resale `per_text`; null for any other. */
+  billableMicros: bigint | null;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { textCharge } from '../billing/charges.js';
+import { textBillable, textCharge } from '../billing/charges.js';
 import type { LedgerLine } from '../billing/ledger.js';
 import type { EndedCall } from '../calls/calls.repository.js';
 import type { Carriers } from '../carrier/carriers.js';
@@ -40,6 +40,7 @@ export class ConfirmationTexts {
       toNumber: call.phoneNumber,
       body: `Thank you for calling ${org.name}. Your booking is confirmed; reply to this message if anything changes.`,
       chargeMicros: payer.ratePerTextMicros,
+      billableMicros: textBillable(org, payer),
     };
     const messageId = await this.messages.insert(em, text);
     return { messageId, charge: textCharge({ id: messageId, orgId: org.id }, payer) };

@@ -52,6 +52,16 @@ export class Organization {
   @Column({ name: 'rate_per_text_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   ratePerTextMicros!: bigint;
 
+  /**
+   * A tenant's resale prices, set by its reseller (`PUT /v1/tenants/{id}/prices`): what the
+   * tenant is billed. Null: the reseller's own rates (see `resalePrices` in billing/charges.ts).
+   */
+  @Column({ name: 'resale_per_minute_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  resalePerMinuteMicros!: bigint | null;
+
+  @Column({ name: 'resale_per_text_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  resalePerTextMicros!: bigint | null;
+
   @Column({ type: 'char', length: 3, default: 'USD' })
   currency!: string;
 

@@ -3,7 +3,8 @@ import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
 /**
  * One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger
- * (charges, by the organization whose activity caused them) and from completed calls.
+ * (charges, by the organization whose activity caused them), from ended calls (completed ones
+ * and a tenant's billable amounts) and from a tenant's texts (their billable amounts).
  */
 @Entity('usage_buckets')
 export class UsageBucket {
@@ -27,4 +28,12 @@ export class UsageBucket {
   /** Charged for everything else (texts), in micros (positive). */
   @Column({ name: 'other_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   otherChargesMicros!: bigint;
+
+  /** What the tenant owes at its resale prices for the calls that ended in the hour, in micros. */
+  @Column({ name: 'billable_calls_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  billableCallsMicros!: bigint;
+
+  /** What the tenant owes at its resale prices for everything else (texts), in micros. */
+  @Column({ name: 'billable_other_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
+  billableOtherMicros!: bigint;
 }

@@ -7,6 +7,8 @@ export interface UsageFigures {
   talk_time_seconds: string;
   call_charges: string;
   other_charges: string;
+  billable_calls: string;
+  billable_other: string;
   currency: string;
 }
 
@@ -19,38 +21,57 @@ const EARLIEST_ACTIVITY = `
     (SELECT min(l.created_at) FROM organizations o CROSS JOIN LATERAL
        (SELECT created_at FROM ledger_entries WHERE subject_org_id = o.id ORDER BY created_at LIMIT 1) l),
     (SELECT min(c.ended_at) FROM organizations o CROSS JOIN LATERAL
-       (SELECT ended_at FROM calls WHERE payer_org_id = o.id AND ended_at IS NOT NULL ORDER BY ended_at LIMIT 1) c)
+       (SELECT ended_at FROM calls WHERE payer_org_id = o.id AND ended_at IS NOT NULL ORDER BY ended_at LIMIT 1) c),
+    (SELECT min(m.created_at) FROM organizations o CROSS JOIN LATERAL
+       (SELECT created_at FROM messages WHERE org_id = o.id ORDER BY created_at LIMIT 1) m)
   ) AS earliest`;
+
+/**
+ * Which calls a usage figure counts, over alias `c`: the completed ones (`completed_calls`,
+ * `talk_time_seconds`) and any with a billable amount (a tenant's call canceled while in
+ * progress is billed, as it is charged). One spelling for the rollup and the read.
+ */
+const CALLS_COUNTED = `(c.status = 'completed' OR c.billable_micros > 0)`;
+const COMPLETED = `FILTER (WHERE c.status = 'completed')`;
 
 /**
  * Recomputes every organization's buckets for the hours in [$1, $2) from the source rows and
  * upserts them: one set-based statement. The sources are reached per organization through
- * their indexes (calls by payer and end, the ledger by subject and time), since the only way
- * into either table by time alone is a sequential scan; `OFFSET 0` keeps the planner from
- * flattening the lateral subqueries into a join that scans the whole table for every chunk. A call belongs to the hour it ended
- * in, a charge to the hour it was written in; charges are positive here (the ledger stores
- * them negative); adjustments (top-ups, corrections) are not usage. A bucket whose totals did
- * not change is not rewritten.
+ * their indexes (calls by payer and end, the ledger by subject and time, texts by organization
+ * and time), since the only way into any of them by time alone is a sequential scan; `OFFSET 0`
+ * keeps the planner from flattening the lateral subqueries into a join that scans the whole
+ * table for every chunk. A call belongs to the hour it ended in, a charge to the hour it was
+ * written in, a text to the hour it was recorded in (its charge's, written in the same
+ * transaction); charges are positive here (the ledger stores them negative); adjustments
+ * (top-ups, corrections) are not usage. A bucket whose totals did not change is not rewritten.
  */
 const ROLL_UP_HOURS = `
-  INSERT INTO usage_buckets AS b (org_id, hour, completed_calls, talk_time_seconds, call_charges_micros, other_charges_micros)
-  SELECT org_id, hour, sum(completed_calls)::int, sum(talk_time_seconds)::bigint, sum(call_charges)::bigint, sum(other_charges)::bigint
+  INSERT INTO usage_buckets AS b (org_id, hour, completed_calls, talk_time_seconds, call_charges_micros, other_charges_micros, billable_calls_micros, billable_other_micros)
+  SELECT org_id, hour, sum(completed_calls)::int, sum(talk_time_seconds)::bigint, sum(call_charges)::bigint, sum(other_charges)::bigint,
+         sum(billable_calls)::bigint, sum(billable_other)::bigint
     FROM (
       SELECT c.org_id, date_trunc('hour', c.ended_at, 'UTC') AS hour,
-             count(*) AS completed_calls, sum(COALESCE(c.duration_seconds, 0)) AS talk_time_seconds,
-             0::numeric AS call_charges, 0::numeric AS other_charges
+             count(*) ${COMPLETED} AS completed_calls, COALESCE(sum(c.duration_seconds) ${COMPLETED}, 0) AS talk_time_seconds,
+             0::numeric AS call_charges, 0::numeric AS other_charges, COALESCE(sum(c.billable_micros), 0) AS billable_calls, 0::numeric AS billable_other
         FROM organizations o CROSS JOIN LATERAL (
-               SELECT org_id, ended_at, duration_seconds FROM calls
-                WHERE payer_org_id = o.id AND ended_at >= $1 AND ended_at < $2 AND status = 'completed' OFFSET 0) c
+               SELECT org_id, ended_at, status, duration_seconds, billable_micros FROM calls c
+                WHERE payer_org_id = o.id AND ended_at >= $1 AND ended_at < $2 AND ${CALLS_COUNTED} OFFSET 0) c
        GROUP BY 1, 2
       UNION ALL
       SELECT l.subject_org_id, date_trunc('hour', l.created_at, 'UTC'),
              0, 0,
              -COALESCE(sum(l.amount_micros) FILTER (WHERE l.kind = 'call'), 0),
-             -COALESCE(sum(l.amount_micros) FILTER (WHERE l.kind <> 'call'), 0)
+             -COALESCE(sum(l.amount_micros) FILTER (WHERE l.kind <> 'call'), 0),
+             0, 0
         FROM organizations o CROSS JOIN LATERAL (
                SELECT subject_org_id, created_at, kind, amount_micros FROM ledger_entries
                 WHERE subject_org_id = o.id AND created_at >= $1 AND created_at < $2 AND kind <> 'adjustment' OFFSET 0) l
+       GROUP BY 1, 2
+      UNION ALL
+      SELECT m.org_id, date_trunc('hour', m.created_at, 'UTC'), 0, 0, 0, 0, 0, sum(m.billable_micros)
+        FROM organizations o CROSS JOIN LATERAL (
+               SELECT org_id, created_at, billable_micros FROM messages
+                WHERE org_id = o.id AND created_at >= $1 AND created_at < $2 AND billable_micros > 0 OFFSET 0) m
        GROUP BY 1, 2
     ) parts
    GROUP BY org_id, hour
@@ -58,9 +79,12 @@ const ROLL_UP_HOURS = `
      completed_calls = EXCLUDED.completed_calls,
      talk_time_seconds = EXCLUDED.talk_time_seconds,
      call_charges_micros = EXCLUDED.call_charges_micros,
-     other_charges_micros = EXCLUDED.other_charges_micros
-   WHERE (b.completed_calls, b.talk_time_seconds, b.call_charges_micros, b.other_charges_micros)
-         IS DISTINCT FROM (EXCLUDED.completed_calls, EXCLUDED.talk_time_seconds, EXCLUDED.call_charges_micros, EXCLUDED.other_charges_micros)`;
+     other_charges_micros = EXCLUDED.other_charges_micros,
+     billable_calls_micros = EXCLUDED.billable_calls_micros,
+     billable_other_micros = EXCLUDED.billable_other_micros
+   WHERE (b.completed_calls, b.talk_time_seconds, b.call_charges_micros, b.other_charges_micros, b.billable_calls_micros, b.billable_other_micros)
+         IS DISTINCT FROM (EXCLUDED.completed_calls, EXCLUDED.talk_time_seconds, EXCLUDED.call_charges_micros, EXCLUDED.other_charges_micros,
+                           EXCLUDED.billable_calls_micros, EXCLUDED.billable_other_micros)`;
 
 const ADVANCE_WATERMARK = `
   INSERT INTO usage_watermark (id, rolled_until) VALUES (1, $1)
@@ -72,7 +96,8 @@ const ROLLUP_LOCK = `SELECT pg_advisory_xact_lock(hashtext('ringlane:usage-rollu
 /**
  * One tenant's usage from a split window, in one statement: $1 tenant, $2 its reseller (the
  * payer of every tenant call: calls are reached through their (payer_org_id, ended_at) index,
- * the ledger through (subject_org_id, created_at)), $3/$4 the rolled hours (NULLs: none), then
+ * the ledger through (subject_org_id, created_at), texts through (org_id, created_at)),
+ * $3/$4 the rolled hours (NULLs: none), then
  * the raw ranges. Plain parameters, not values computed in SQL, so the planner sees the real
  * ranges: its estimates stay small, and no plan for a few rows is costed high enough to be
  * JIT-compiled.
@@ -87,14 +112,20 @@ function usageStatement(rawRanges: number): string {
     'SELECT NULL::varchar, NULL::bigint WHERE false',
   );
   const calls = each(
-    (from, to) => `SELECT duration_seconds FROM calls
-             WHERE payer_org_id = $2 AND ended_at >= ${from} AND ended_at < ${to} AND org_id = $1 AND status = 'completed'`,
-    'SELECT NULL::integer WHERE false',
+    (from, to) => `SELECT status, duration_seconds, billable_micros FROM calls c
+             WHERE payer_org_id = $2 AND ended_at >= ${from} AND ended_at < ${to} AND org_id = $1 AND ${CALLS_COUNTED}`,
+    'SELECT NULL::varchar, NULL::integer, NULL::bigint WHERE false',
+  );
+  const texts = each(
+    (from, to) => `SELECT billable_micros FROM messages
+             WHERE org_id = $1 AND created_at >= ${from} AND created_at < ${to} AND billable_micros > 0`,
+    'SELECT NULL::bigint WHERE false',
   );
   return `
     WITH rolled AS (
       SELECT COALESCE(sum(completed_calls), 0) AS completed_calls, COALESCE(sum(talk_time_seconds), 0) AS talk_time_seconds,
-             COALESCE(sum(call_charges_micros), 0) AS call_charges, COALESCE(sum(other_charges_micros), 0) AS other_charges
+             COALESCE(sum(call_charges_micros), 0) AS call_charges, COALESCE(sum(other_charges_micros), 0) AS other_charges,
+             COALESCE(sum(billable_calls_micros), 0) AS billable_calls, COALESCE(sum(billable_other_micros), 0) AS billable_other
         FROM usage_buckets WHERE org_id = $1 AND hour >= $3 AND hour < $4
     ),
     raw_charges AS (
@@ -103,15 +134,21 @@ function usageStatement(rawRanges: number): string {
         FROM (${ledger}) AS l (kind, amount_micros)
     ),
     raw_calls AS (
-      SELECT count(*) AS completed_calls, COALESCE(sum(duration_seconds), 0) AS talk_time_seconds
-        FROM (${calls}) AS c (duration_seconds)
+      SELECT count(*) ${COMPLETED} AS completed_calls, COALESCE(sum(c.duration_seconds) ${COMPLETED}, 0) AS talk_time_seconds,
+             COALESCE(sum(c.billable_micros), 0) AS billable_calls
+        FROM (${calls}) AS c (status, duration_seconds, billable_micros)
+    ),
+    raw_texts AS (
+      SELECT COALESCE(sum(billable_micros), 0) AS billable_other FROM (${texts}) AS m (billable_micros)
     )
     SELECT (rolled.completed_calls + raw_calls.completed_calls)::text AS completed_calls,
            (rolled.talk_time_seconds + raw_calls.talk_time_seconds)::text AS talk_time_seconds,
            (rolled.call_charges + raw_charges.call_charges)::text AS call_charges,
            (rolled.other_charges + raw_charges.other_charges)::text AS other_charges,
+           (rolled.billable_calls + raw_calls.billable_calls)::text AS billable_calls,
+           (rolled.billable_other + raw_texts.billable_other)::text AS billable_other,
            (SELECT currency FROM organizations WHERE id = $2) AS currency
-      FROM rolled, raw_charges, raw_calls`;
+      FROM rolled, raw_charges, raw_calls, raw_texts`;
 }
 
 /** The statement for 0, 1 or 2 raw ranges. */
@@ -119,7 +156,7 @@ const USAGE_STATEMENTS = [0, 1, 2].map(usageStatement);
 
 /**
  * Usage: the hourly buckets (usage_buckets) and the rollup's watermark (usage_watermark), and
- * usage figures read from them and from the source rows (calls, the ledger) not rolled up yet.
+ * usage figures read from them and from the source rows (calls, the ledger, texts) not rolled up yet.
  */
 export class UsageRepository {
   constructor(private readonly dataSource: DataSource) {}

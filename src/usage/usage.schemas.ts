@@ -12,7 +12,9 @@ export interface UsageQuery {
   until?: unknown;
 }
 
-/** CONTRACT.md "Usage". */
+const amounts = () => Joi.object({ calls: amount(), other: amount(), total: amount().description('calls + other') });
+
+/** CONTRACT.md "Usage", with `billable` (§4 "Resale prices"). */
 export const usageSchema = responseSchema('TenantUsage', {
   tenant_id: Joi.string(),
   since: isoTime(),
@@ -20,5 +22,6 @@ export const usageSchema = responseSchema('TenantUsage', {
   completed_calls: Joi.number().integer(),
   talk_time_seconds: Joi.number().integer(),
   currency: Joi.string(),
-  charges: Joi.object({ calls: amount(), other: amount(), total: amount() }),
+  charges: amounts().description("What the reseller's balance was charged for the tenant's activity, at the reseller's rates: `calls` for calls, `other` for texts."),
+  billable: amounts().description('What the tenant owes at its resale prices (those in force when each call ended): the same split and rounding as `charges`.'),
 });

@@ -13,13 +13,25 @@ export interface TenantUsage {
   completed_calls: number;
   talk_time_seconds: number;
   currency: string;
-  charges: { calls: string; other: string; total: string };
+  charges: Amounts;
+  billable: Amounts;
 }
 
+/** An amount split as usage shows it: calls, everything else (texts), and their total. */
+export interface Amounts {
+  calls: string;
+  other: string;
+  total: string;
+}
+
+const amounts = (calls: bigint, other: bigint): Amounts => ({ calls: formatMoney(calls), other: formatMoney(other), total: formatMoney(calls + other) });
+
 /**
- * `GET /v1/tenants/{id}/usage` (SPEC.md §2.2, §4.1): the tenant's completed calls and talk
- * time, and what the reseller's balance was charged for it, in the reseller's currency. Exact
- * (sums of integer micros) and current (anything not yet rolled up is read from the source).
+ * `GET /v1/tenants/{id}/usage` (SPEC.md §2.2, §4.1; CONTRACT.md §4 "Resale prices"): the
+ * tenant's completed calls and talk time, what the reseller's balance was charged for it
+ * (`charges`) and what the tenant owes at its resale prices (`billable`), in the reseller's
+ * currency. Exact (sums of integer micros) and current (anything not yet rolled up is read from
+ * the source).
  */
 export class UsageService {
   constructor(
@@ -40,15 +52,14 @@ export class UsageService {
   private async usageOf(tenantId: string, resellerId: string, window: UsageWindow, watermark: Date | null): Promise<Omit<TenantUsage, 'tenant_id'>> {
     const { rolled, raw } = splitWindow(window, watermark);
     const row = await this.repository.usageOf(tenantId, resellerId, rolled, raw);
-    const calls = BigInt(row.call_charges);
-    const other = BigInt(row.other_charges);
     return {
       since: window.since.toISOString(),
       until: window.until.toISOString(),
       completed_calls: Number(row.completed_calls),
       talk_time_seconds: Number(row.talk_time_seconds),
       currency: String(row.currency).trim(),
-      charges: { calls: formatMoney(calls), other: formatMoney(other), total: formatMoney(calls + other) },
+      charges: amounts(BigInt(row.call_charges), BigInt(row.other_charges)),
+      billable: amounts(BigInt(row.billable_calls), BigInt(row.billable_other)),
     };
   }
 }

@@ -205,8 +205,8 @@ const accounts = {} as Record<AccountName, Account>;
 const ctx = {} as Record<string, Ctx>;
 /** Every id the matrix knows → the context owning it. */
 const ownerOf = new Map<string, string>();
-/** Each tenant as its reseller read it (and its limits) before any intrusion. */
-const tenantSnapshots: Record<string, { tenant: any; limits: any }> = {};
+/** Each tenant as its reseller read it (and its limits and resale prices) before any intrusion. */
+const tenantSnapshots: Record<string, { tenant: any; limits: any; prices: any }> = {};
 
 const unknownId = (prefix: string) => `${prefix}_${'0'.repeat(22)}`;
 const UNKNOWN_TENANT = unknownId('ten');
@@ -320,8 +320,9 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       const owner = ctx[spec.account].caller;
       const tenant = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}`);
       const limits = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}/limits`);
-      expect([tenant.status, limits.status], tenant.text + limits.text).to.deep.equal([200, 200]);
-      tenantSnapshots[spec.name] = { tenant: tenant.body, limits: limits.body };
+      const prices = await owner.put(`/v1/tenants/${ctx[spec.name].orgId}/prices`, { per_minute: '0.200000', per_text: '0.020000' });
+      expect([tenant.status, limits.status, prices.status], tenant.text + limits.text + prices.text).to.deep.equal([200, 200, 200]);
+      tenantSnapshots[spec.name] = { tenant: tenant.body, limits: limits.body, prices: prices.body };
     }
   });
 
@@ -503,6 +504,8 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ['GET /v1/tenants/{id}/limits', (c, id) => c.get(`/v1/tenants/${id}/limits`)],
       ['PATCH /v1/tenants/{id}/limits', (c, id) => c.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: 1, max_calls_per_hour: 1 })],
       ['GET /v1/tenants/{id}/usage', (c, id) => c.get(`/v1/tenants/${id}/usage`)],
+      ['GET /v1/tenants/{id}/prices', (c, id) => c.get(`/v1/tenants/${id}/prices`)],
+      ['PUT /v1/tenants/{id}/prices', (c, id) => c.put(`/v1/tenants/${id}/prices`, { per_minute: '999.000000', per_text: '999.000000' })],
     ];
     const OTHER_RESELLERS_TENANTS = RESELLER_CONTEXTS.flatMap((actor) => TENANT_CONTEXTS.filter((t) => t.account !== actor.account).map((t) => [actor, t] as const));
 
@@ -532,13 +535,15 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       for (const target of TENANT_CONTEXTS) {
         const owner = ctx[target.account].caller;
         const id = ctx[target.name].orgId;
-        const { limits } = tenantSnapshots[target.name];
+        const { limits, prices } = tenantSnapshots[target.name];
         const sends: Array<[string, () => Promise<Response>]> = [
           ['GET /v1/tenants/{id}', () => owner.get(`/v1/tenants/${id}`)],
           ['PATCH /v1/tenants/{id} (same external_ref)', () => owner.patch(`/v1/tenants/${id}`, { external_ref: `ref-${target.name}` })],
           ['GET /v1/tenants/{id}/limits', () => owner.get(`/v1/tenants/${id}/limits`)],
           ['PATCH /v1/tenants/{id}/limits (same values)', () => owner.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: limits.max_concurrent_calls, max_calls_per_hour: limits.max_calls_per_hour })],
           ['GET /v1/tenants/{id}/usage', () => owner.get(`/v1/tenants/${id}/usage`)],
+          ['GET /v1/tenants/{id}/prices', () => owner.get(`/v1/tenants/${id}/prices`)],
+          ['PUT /v1/tenants/{id}/prices (same values)', () => owner.put(`/v1/tenants/${id}/prices`, { per_minute: prices.per_minute, per_text: prices.per_text })],
         ];
         for (const [name, send] of sends) {
           const res = await send();
@@ -559,6 +564,8 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ['GET /v1/tenants/{this tenant}', (c, x) => c.get(`/v1/tenants/${x.orgId}`)],
       ['PATCH /v1/tenants/{this tenant}', (c, x) => c.patch(`/v1/tenants/${x.orgId}`, { name: 'Hijacked' })],
       ['GET /v1/tenants/{this tenant}/usage', (c, x) => c.get(`/v1/tenants/${x.orgId}/usage`)],
+      ['GET /v1/tenants/{this tenant}/prices', (c, x) => c.get(`/v1/tenants/${x.orgId}/prices`)],
+      ['PUT /v1/tenants/{this tenant}/prices', (c, x) => c.put(`/v1/tenants/${x.orgId}/prices`, { per_minute: '999.000000', per_text: '999.000000' })],
       ['PUT /v1/booking-page', (c) => c.put('/v1/booking-page', {})],
     ];
     const OPEN_TO_ACCOUNTS = CLOSED.filter(([name]) => name.startsWith('GET ') && !name.includes('tenants'));
@@ -662,14 +669,14 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       report.assert(RESELLER_CONTEXTS.length);
     });
 
-    it('every tenant, its limits, its organization name and every sending number are as before', async () => {
+    it('every tenant, its limits and prices, its organization name and every sending number are as before', async () => {
       const report = new Report();
       for (const spec of TENANT_CONTEXTS) {
         const owner = ctx[spec.account].caller;
-        const tenant = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}`);
-        const limits = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}/limits`);
-        report.check(`${spec.name} tenant`, tenant.status === 200 && JSON.stringify(tenant.body) === JSON.stringify(tenantSnapshots[spec.name].tenant) ? null : `${tenant.status} ${tenant.text}`);
-        report.check(`${spec.name} limits`, limits.status === 200 && JSON.stringify(limits.body) === JSON.stringify(tenantSnapshots[spec.name].limits) ? null : `${limits.status} ${limits.text}`);
+        for (const [part, path] of [['tenant', ''], ['limits', '/limits'], ['prices', '/prices']] as const) {
+          const res = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}${path}`);
+          report.check(`${spec.name} ${part}`, res.status === 200 && JSON.stringify(res.body) === JSON.stringify(tenantSnapshots[spec.name][part]) ? null : `${res.status} ${res.text}`);
+        }
       }
       for (const spec of CONTEXTS) {
         const c = ctx[spec.name];
@@ -678,7 +685,7 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         const sender = await c.caller.get('/v1/sms-sender');
         report.check(`${spec.label} sms-sender`, sender.status === 200 && sender.body.phone_number === c.created['phone-numbers'].phone_number ? null : `${sender.status} ${sender.text}`);
       }
-      report.assert(TENANT_CONTEXTS.length * 2 + CONTEXTS.length * 2);
+      report.assert(TENANT_CONTEXTS.length * 3 + CONTEXTS.length * 2);
     });
   });
 

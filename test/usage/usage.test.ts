@@ -15,7 +15,10 @@ const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const PER_MINUTE = 600_001n; // an odd rate, so per-second charges have awkward micros
 const PER_TEXT = 50_000n;
-const USAGE_FIELDS = ['tenant_id', 'since', 'until', 'completed_calls', 'talk_time_seconds', 'currency', 'charges'];
+// The tenant's resale prices, as the engine records them on its calls and texts (odd too).
+const RESALE_PER_MINUTE = 200_003n;
+const RESALE_PER_TEXT = 20_001n;
+const USAGE_FIELDS = ['tenant_id', 'since', 'until', 'completed_calls', 'talk_time_seconds', 'currency', 'charges', 'billable'];
 
 let counter = 0;
 const uniqueId = (prefix: string) => `${prefix}_usage${process.pid}x${counter++}`;
@@ -43,40 +46,69 @@ interface Row {
   amountMicros: bigint;
   seconds: number;
   completed: boolean;
+  /** What the tenant owes for the call record or the text (its message row). */
+  billableMicros: bigint;
 }
 
-/** Ledger lines paid by the reseller for the tenant's activity, written straight to the table. */
+/**
+ * Ledger lines paid by the reseller for the tenant's activity, written straight to the table.
+ * A text's line comes with its message row, as the engine writes them (same time; billed at
+ * RESALE_PER_TEXT when it is the tenant's).
+ */
 async function insertLedger(account: Account, lines: Array<{ at: Date; kind: 'call' | 'text' | 'adjustment'; amountMicros: bigint }>, subject = account.tenantId): Promise<Row[]> {
+  const billable = subject === account.tenantId ? RESALE_PER_TEXT : null;
   for (const line of lines) {
     await db.query(
       `INSERT INTO ledger_entries (id, org_id, subject_org_id, kind, amount_micros, reference, description, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, 'usage test', $7)`,
       [uniqueId('led'), account.reseller.id, subject, line.kind, line.amountMicros.toString(), uniqueId('ref'), line.at],
     );
+    if (line.kind !== 'text') continue;
+    await db.query(
+      `INSERT INTO messages (id, org_id, payer_org_id, from_number, to_number, body, charge_micros, billable_micros, created_at, updated_at)
+       VALUES ($1, $2, $3, '+14155550199', '+14155550100', 'usage test', $4, $5, $6, $6)`,
+      [uniqueId('msg'), subject, account.reseller.id, (-line.amountMicros).toString(), billable?.toString() ?? null, line.at],
+    );
   }
-  return lines.map((l) => ({ ...l, seconds: 0, completed: false }));
+  return lines.map((l) => ({ ...l, seconds: 0, completed: false, billableMicros: l.kind === 'text' ? (billable ?? 0n) : 0n }));
 }
 
 /** Calls of the tenant (paid by the reseller), ended at `at`, written straight to the table. */
-async function insertCalls(account: Account, calls: Array<{ at: Date; seconds: number; status?: string }>): Promise<Row[]> {
+async function insertCalls(account: Account, calls: Array<{ at: Date; seconds: number; status?: string; billableMicros?: bigint }>): Promise<Row[]> {
   for (const call of calls) {
     await db.query(
       `INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, phone_number, simulate, last_sequence,
-                          created_at, updated_at, dialed_at, started_at, ended_at, duration_seconds)
-       VALUES ($1, $2, $3, $4, 'outbound', $5, '+14155550100', '{}'::jsonb, 4, $6, $7, $6, $6, $7, $8)`,
-      [uniqueId('call'), account.tenantId, account.reseller.id, account.agentId, call.status ?? 'completed', new Date(call.at.getTime() - call.seconds * 1000), call.at, call.seconds],
+                          created_at, updated_at, dialed_at, started_at, ended_at, duration_seconds, billable_micros)
+       VALUES ($1, $2, $3, $4, 'outbound', $5, '+14155550100', '{}'::jsonb, 4, $6, $7, $6, $6, $7, $8, $9)`,
+      [
+        uniqueId('call'),
+        account.tenantId,
+        account.reseller.id,
+        account.agentId,
+        call.status ?? 'completed',
+        new Date(call.at.getTime() - call.seconds * 1000),
+        call.at,
+        call.seconds,
+        call.billableMicros?.toString() ?? null,
+      ],
     );
   }
-  return calls.map((c) => ({ at: c.at, kind: 'call-record' as const, amountMicros: 0n, seconds: c.seconds, completed: (c.status ?? 'completed') === 'completed' }));
+  return calls.map((c) => ({ at: c.at, kind: 'call-record' as const, amountMicros: 0n, seconds: c.seconds, completed: (c.status ?? 'completed') === 'completed', billableMicros: c.billableMicros ?? 0n }));
 }
 
-/** A completed call and its charge, as the engine writes them (the charge a moment after the end). */
-async function insertChargedCall(account: Account, at: Date, seconds: number): Promise<Row[]> {
+/**
+ * A call and its charge, as the engine writes them: billed at the resale price on the call, ended
+ * at `at`, charged at the reseller's rate a moment after the end. Completed, unless `status` says
+ * otherwise (a call canceled in progress is charged and billed too).
+ */
+async function insertChargedCall(account: Account, at: Date, seconds: number, status = 'completed'): Promise<Row[]> {
   return [
-    ...(await insertCalls(account, [{ at, seconds }])),
+    ...(await insertCalls(account, [{ at, seconds, status, billableMicros: chargeForSeconds(seconds, RESALE_PER_MINUTE) }])),
     ...(await insertLedger(account, [{ at: new Date(at.getTime() + 3), kind: 'call', amountMicros: -chargeForSeconds(seconds, PER_MINUTE) }])),
   ];
 }
+
+const split = (calls: bigint, other: bigint) => ({ calls: formatMoney(calls), other: formatMoney(other), total: formatMoney(calls + other) });
 
 /** The usage CONTRACT.md "Usage" describes, computed from what the test wrote. */
 function expectedUsage(rows: Row[], since: Date, until: Date) {
@@ -84,10 +116,12 @@ function expectedUsage(rows: Row[], since: Date, until: Date) {
   const calls = inside.filter((r) => r.kind === 'call').reduce((sum, r) => sum - r.amountMicros, 0n);
   const other = inside.filter((r) => r.kind === 'text').reduce((sum, r) => sum - r.amountMicros, 0n);
   const completed = inside.filter((r) => r.kind === 'call-record' && r.completed);
+  const billable = (kind: Row['kind']) => inside.filter((r) => r.kind === kind).reduce((sum, r) => sum + r.billableMicros, 0n);
   return {
     completed_calls: completed.length,
     talk_time_seconds: completed.reduce((sum, r) => sum + r.seconds, 0),
-    charges: { calls: formatMoney(calls), other: formatMoney(other), total: formatMoney(calls + other) },
+    charges: split(calls, other),
+    billable: split(billable('call-record'), billable('text')),
   };
 }
 
@@ -103,6 +137,16 @@ async function ledgerCharges(account: Account, since: Date, until: Date) {
   return { calls: formatMoney(BigInt(row.calls)), other: formatMoney(BigInt(row.other)), total: formatMoney(BigInt(row.total)) };
 }
 
+/** What the tenant's own call and text rows say it owes for [since, until): calls by their end, texts by their recording. */
+async function recordedBillable(account: Account, since: Date, until: Date) {
+  const [row] = await db.query(
+    `SELECT (SELECT COALESCE(sum(billable_micros), 0) FROM calls WHERE org_id = $1 AND ended_at >= $2 AND ended_at < $3)::text AS calls,
+            (SELECT COALESCE(sum(billable_micros), 0) FROM messages WHERE org_id = $1 AND created_at >= $2 AND created_at < $3)::text AS other`,
+    [account.tenantId, since, until],
+  );
+  return split(BigInt(row.calls), BigInt(row.other));
+}
+
 async function getUsage(account: Account, since?: Date, until?: Date) {
   const query = new URLSearchParams();
   if (since) query.set('since', since.toISOString());
@@ -110,6 +154,7 @@ async function getUsage(account: Account, since?: Date, until?: Date) {
   const res = expectStatus(await account.as.get(`/v1/tenants/${account.tenantId}/usage${query.size ? `?${query}` : ''}`), 200);
   expect(res.body).to.have.all.keys(...USAGE_FIELDS);
   expect(res.body.charges).to.have.all.keys('calls', 'other', 'total');
+  expect(res.body.billable).to.have.all.keys('calls', 'other', 'total');
   return res.body;
 }
 
@@ -123,6 +168,7 @@ async function expectUsage(account: Account, rows: Row[], since: Date, until: Da
   const { tenant_id, since: s, until: u, currency, ...figures } = usage;
   expect(figures).to.deep.equal(expectedUsage(rows, since, until));
   expect(usage.charges).to.deep.equal(await ledgerCharges(account, since, until));
+  expect(usage.billable).to.deep.equal(await recordedBillable(account, since, until));
   return usage;
 }
 
@@ -132,7 +178,11 @@ const watermark = async (): Promise<Date | null> => {
 };
 
 const bucketsOf = (orgId: string) =>
-  db.query('SELECT hour, completed_calls, talk_time_seconds::text, call_charges_micros::text, other_charges_micros::text FROM usage_buckets WHERE org_id = $1 ORDER BY hour', [orgId]);
+  db.query(
+    `SELECT hour, completed_calls, talk_time_seconds::text, call_charges_micros::text, other_charges_micros::text, billable_calls_micros::text, billable_other_micros::text
+       FROM usage_buckets WHERE org_id = $1 ORDER BY hour`,
+    [orgId],
+  );
 
 describe('tenant usage (SPEC.md §2.2, §4.1, §8; CONTRACT.md "Usage")', () => {
   // The tests write rows at chosen past times, which a rollup run earlier would never revisit:
@@ -158,10 +208,12 @@ describe('tenant usage (SPEC.md §2.2, §4.1, §8; CONTRACT.md "Usage")', () => 
       ...(await insertLedger(account, [{ at: new Date(since.getTime() - 1), kind: 'text', amountMicros: -PER_TEXT }])),
       ...(await insertLedger(account, [{ at: until, kind: 'text', amountMicros: -PER_TEXT }])),
       ...(await insertCalls(account, [{ at: until, seconds: 5 }])),
-      // Not usage: a top-up, and calls that did not complete.
+      // Not usage: a top-up, and calls that did not complete (billed nothing).
       ...(await insertLedger(account, [{ at: new Date(since.getTime() + 5 * HOUR), kind: 'adjustment', amountMicros: 25_000_000n }])),
-      ...(await insertCalls(account, [{ at: new Date(since.getTime() + 6 * HOUR), seconds: 0, status: 'no_answer' }])),
-      ...(await insertCalls(account, [{ at: new Date(since.getTime() + 7 * HOUR), seconds: 0, status: 'busy' }])),
+      ...(await insertCalls(account, [{ at: new Date(since.getTime() + 6 * HOUR), seconds: 0, status: 'no_answer', billableMicros: 0n }])),
+      ...(await insertCalls(account, [{ at: new Date(since.getTime() + 7 * HOUR), seconds: 0, status: 'busy', billableMicros: 0n }])),
+      // Charged and billed, but not completed: hung up in progress when the tenant was disabled.
+      ...(await insertChargedCall(account, new Date(since.getTime() + 8 * HOUR), 47, 'canceled')),
     );
     // Someone else's usage: the reseller's own, and another reseller's tenant.
     await insertLedger(account, [{ at: new Date(since.getTime() + HOUR), kind: 'call', amountMicros: -999n }], account.reseller.id);
@@ -170,6 +222,9 @@ describe('tenant usage (SPEC.md §2.2, §4.1, §8; CONTRACT.md "Usage")', () => 
     const before = await expectUsage(account, rows, since, until);
     expect(before.completed_calls).to.equal(13);
     expect(before.charges.other).to.equal(formatMoney(4n * PER_TEXT));
+    expect(before.billable.other).to.equal(formatMoney(4n * RESALE_PER_TEXT));
+    const seconds = [...Array.from({ length: 12 }, (_, i) => 1 + i * 37), 61, 47];
+    expect(before.billable.calls).to.equal(formatMoney(seconds.reduce((sum, s) => sum + chargeForSeconds(s, RESALE_PER_MINUTE), 0n)));
 
     const result = await rollUp(new Date());
     expect(result.chunks).to.be.at.least(1);
@@ -334,8 +389,18 @@ describe('tenant usage (SPEC.md §2.2, §4.1, §8; CONTRACT.md "Usage")', () => 
         talk_time_seconds: '121',
         call_charges_micros: (chargeForSeconds(60, PER_MINUTE) + chargeForSeconds(61, PER_MINUTE)).toString(),
         other_charges_micros: PER_TEXT.toString(),
+        billable_calls_micros: (chargeForSeconds(60, RESALE_PER_MINUTE) + chargeForSeconds(61, RESALE_PER_MINUTE)).toString(),
+        billable_other_micros: RESALE_PER_TEXT.toString(),
       },
-      { hour: new Date(base.getTime() + 3 * HOUR), completed_calls: 0, talk_time_seconds: '0', call_charges_micros: '0', other_charges_micros: PER_TEXT.toString() },
+      {
+        hour: new Date(base.getTime() + 3 * HOUR),
+        completed_calls: 0,
+        talk_time_seconds: '0',
+        call_charges_micros: '0',
+        other_charges_micros: PER_TEXT.toString(),
+        billable_calls_micros: '0',
+        billable_other_micros: RESALE_PER_TEXT.toString(),
+      },
     ]);
     const mark = await watermark();
     await rollUp(new Date());

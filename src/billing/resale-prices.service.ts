@@ -1,0 +1,52 @@
+import type { DataSource } from 'typeorm';
+import type { Actor } from '../auth/actor.js';
+import { formatMoney } from '../lib/money.js';
+import type { Organization } from '../orgs/organization.entity.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import type { TenantsService } from '../tenants/tenants.service.js';
+import { resalePrices } from './charges.js';
+import type { ResalePricesInput } from './resale-prices.schemas.js';
+
+/** CONTRACT.md §4 "Resale prices". */
+export interface TenantPricesView {
+  tenant_id: string;
+  per_minute: string;
+  per_text: string;
+  currency: string;
+}
+
+/**
+ * What a reseller bills each of its tenants (`/v1/tenants/{id}/prices`). The prices are kept on
+ * the tenant's row, where a call's ending reads them with the reseller's rates; the rule for the
+ * prices in force is `resalePrices` (billing/charges.ts).
+ */
+export class ResalePricesService {
+  constructor(
+    private readonly db: DataSource,
+    private readonly orgs: Pick<OrganizationsRepository, 'findWithParent' | 'update'>,
+    /** The tenants domain: which tenants are the caller's (404 `tenant_not_found` otherwise). */
+    private readonly tenants: Pick<TenantsService, 'findOwn'>,
+  ) {}
+
+  /** `GET`: the prices in force for one of the caller's tenants (the reseller's rates where none are set). */
+  async get(actor: Actor, tenantId: string): Promise<TenantPricesView> {
+    await this.tenants.findOwn(actor, tenantId);
+    return present((await this.orgs.findWithParent(this.db.manager, tenantId))!);
+  }
+
+  /**
+   * `PUT`: sets both prices. Calls and texts already ended keep what they were billed; each one
+   * ending from the commit on is billed at these.
+   */
+  async set(actor: Actor, tenantId: string, input: ResalePricesInput): Promise<TenantPricesView> {
+    await this.tenants.findOwn(actor, tenantId);
+    await this.orgs.update(this.db.manager, tenantId, { resalePerMinuteMicros: input.per_minute, resalePerTextMicros: input.per_text });
+    return this.get(actor, tenantId);
+  }
+}
+
+function present(tenant: Organization): TenantPricesView {
+  const reseller = tenant.parent!;
+  const prices = resalePrices(tenant, reseller)!;
+  return { tenant_id: tenant.id, per_minute: formatMoney(prices.perMinute), per_text: formatMoney(prices.perText), currency: reseller.currency };
+}
