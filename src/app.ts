@@ -8,6 +8,7 @@ import { billingRoutes } from './billing/billing.routes.js';
 import { callRoutes } from './calls/calls.routes.js';
 import { campaignRoutes } from './campaigns/campaigns.routes.js';
 import { config } from './config.js';
+import { eventRoutes } from './events/events.routes.js';
 import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   usageRoutes(api, services.usage);
   webhookEndpointRoutes(api, services.webhookEndpoints);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
+  eventRoutes(api, services.events);
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes(services.bookingPage);
   app.use(bookingPage.router);
