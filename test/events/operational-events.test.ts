@@ -14,7 +14,7 @@ import { db } from '../helpers/db.js';
 import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 import { app, asCaller, expectStatus, operator, type Caller, type TestOrg } from '../helpers/api.js';
 import { startService, waitUntil } from '../helpers/processes.js';
-import { startReceiver, type Received, type Receiver } from '../helpers/receiver.js';
+import { receiversOfBlock, type Received, type Receiver } from '../helpers/receiver.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 import { placeCall, startCallsWorker, stopProcess, uniquePhone, voiceOrg, waitForCalls } from '../helpers/voice.js';
 
@@ -40,7 +40,6 @@ const setThreshold = async (org: TestOrg, threshold: string) =>
 describe('events delivered: the feed’s data, event_types, operational events (real processes)', function () {
   this.timeout(90_000);
   const processes: ChildProcess[] = [];
-  const receivers: Receiver[] = [];
   before(async () => {
     const env = { WEBHOOK_BACKOFF_BASE_MS: '50' };
     const [calls, relay, webhooks] = await Promise.all([startCallsWorker(), startService('relay', env), startService('webhooks', env)]);
@@ -48,13 +47,27 @@ describe('events delivered: the feed’s data, event_types, operational events (
   });
   after(async () => {
     await Promise.all(processes.map((p) => stopProcess(p)));
-    await Promise.all(receivers.map((r) => r.close()));
   });
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
+  const receiver = receiversOfBlock();
+
+  /**
+   * The one `webhook_endpoint.disabled` the watcher gets (nothing else comes within a while),
+   * signed, about `endpointId` with `reason` and `lastError`, also in the feed; the endpoint is
+   * disabled. Returns the received request and the feed's event.
+   */
+  async function expectDisabledOnce(watcher: Receiver, org: TestOrg, endpointId: string, reason: string, lastError: string) {
+    const caller = asCaller(org.key);
+    await watcher.until((got) => got.length >= 1);
+    await sleep(1500);
+    expect(watcher.received).to.have.lengthOf(1);
+    const [r] = watcher.received;
+    expectSigned(r);
+    expect(r.body).to.include({ event: 'webhook_endpoint.disabled', org_id: org.id, endpoint_id: endpointId, reason, last_error: lastError });
+    const events = await feed(caller, 'type=webhook_endpoint.disabled');
+    expect(events.map((e: any) => e.data.endpoint_id)).to.deep.equal([endpointId]);
+    expect(expectStatus(await caller.get(`/v1/webhook-endpoints/${endpointId}`), 200).body.disabled).to.equal(true);
+    return { r, event: events[0] };
+  }
 
   it('an event’s data is byte for byte the body an endpoint without customization receives; every delivery names its event_id', async () => {
     const plain = await receiver();
@@ -138,20 +151,11 @@ describe('events delivered: the feed’s data, event_types, operational events (
     const goneHook = await endpoint(caller, gone.url);
     await endpoint(caller, watcher.url, { event_types: ['webhook_endpoint.disabled'] });
     await placeCall(org, { duration_seconds: 1 });
-    await watcher.until((got) => got.length >= 1);
-    await sleep(1500);
-
-    expect(watcher.received).to.have.lengthOf(1);
-    const [r] = watcher.received;
-    expectSigned(r);
+    const { r, event } = await expectDisabledOnce(watcher, org, goneHook.id, 'gone', 'HTTP 410 Gone: the endpoint is disabled');
     expect(r.body).to.have.all.keys('event', 'org_id', 'occurred_at', 'endpoint_id', 'reason', 'last_error');
-    expect(r.body).to.include({ event: 'webhook_endpoint.disabled', org_id: org.id, endpoint_id: goneHook.id, reason: 'gone', last_error: 'HTTP 410 Gone: the endpoint is disabled' });
-    const events = await feed(caller, 'type=webhook_endpoint.disabled');
-    expect(events).to.have.lengthOf(1);
-    expect(JSON.stringify(events[0].data)).to.equal(r.raw.toString('utf8'));
+    expect(JSON.stringify(event.data)).to.equal(r.raw.toString('utf8'));
     const [delivery] = expectStatus(await caller.get('/v1/webhook-deliveries?event=webhook_endpoint.disabled'), 200).body.data;
-    expect(delivery).to.include({ event_id: events[0].id, event: 'webhook_endpoint.disabled', call_id: null, sequence: null, status: 'succeeded' });
-    expect(expectStatus(await caller.get(`/v1/webhook-endpoints/${goneHook.id}`), 200).body.disabled).to.equal(true);
+    expect(delivery).to.include({ event_id: event.id, event: 'webhook_endpoint.disabled', call_id: null, sequence: null, status: 'succeeded' });
   });
 
   it('webhook_endpoint.disabled after WEBHOOK_DISABLE_AFTER_HOURS of failures: reason failing; switching an endpoint off by hand sends none', async () => {
@@ -166,15 +170,7 @@ describe('events delivered: the feed’s data, event_types, operational events (
     // Failing for 121 hours already (the default is 120): the next failure disables it.
     await db.query(`UPDATE webhook_endpoints SET failing_since = now() - interval '121 hours' WHERE id = $1`, [failingHook.id]);
     await placeCall(org, { duration_seconds: 1 });
-    await watcher.until((got) => got.length >= 1);
-    await sleep(1500);
-
-    expect(watcher.received).to.have.lengthOf(1);
-    const [r] = watcher.received;
-    expectSigned(r);
-    expect(r.body).to.include({ event: 'webhook_endpoint.disabled', org_id: org.id, endpoint_id: failingHook.id, reason: 'failing', last_error: 'HTTP 500' });
-    expect((await feed(caller, 'type=webhook_endpoint.disabled')).map((e: any) => e.data.endpoint_id)).to.deep.equal([failingHook.id]);
-    expect(expectStatus(await caller.get(`/v1/webhook-endpoints/${failingHook.id}`), 200).body.disabled).to.equal(true);
+    await expectDisabledOnce(watcher, org, failingHook.id, 'failing', 'HTTP 500');
   });
 
   it('tenant.disabled and tenant.enabled go to the reseller’s own endpoints that list them, signed; never to the tenant’s', async () => {
