@@ -12,6 +12,8 @@
  * 4. deliveries may come out of order: a call's state only moves forward by sequence.
  * It keeps its bookkeeping in memory; a real receiver stores each event durably (a row with a
  * unique (call_id, sequence)) before answering 2xx, and works from its own queue.
+ * It takes call events only (an endpoint with the default `event_types`, `[]`): operational
+ * events have no call_id or sequence, and it would refuse them with 400.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';

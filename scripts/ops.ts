@@ -23,6 +23,7 @@ interface OrgFlags {
   perText?: string;
   balance?: string;
   currency?: string;
+  lowBalanceThreshold?: string;
 }
 
 /** Flags → the admin API's request body, so both are validated by the same schema. */
@@ -39,6 +40,7 @@ function orgBody(flags: OrgFlags): Record<string, unknown> {
   if (Object.values(rates).some((v) => v !== undefined)) body.rates = JSON.parse(JSON.stringify(rates));
   if (flags.balance !== undefined) body.balance = flags.balance;
   if (flags.currency !== undefined) body.currency = flags.currency;
+  if (flags.lowBalanceThreshold !== undefined) body.low_balance_threshold = flags.lowBalanceThreshold === 'none' ? null : flags.lowBalanceThreshold;
   return body;
 }
 
@@ -96,7 +98,13 @@ program
   .argument('<org_id>')
   .action((id: string) => run(({ orgs }) => orgs.getOrg(id)));
 
-withOrgSettings(program.command('orgs:update').description('change reseller access, tenant limit, ceiling or rates').argument('<org_id>')).action(
+withOrgSettings(
+  program
+    .command('orgs:update')
+    .description('change reseller access, tenant limit, ceiling, rates or the low-balance threshold')
+    .argument('<org_id>')
+    .option('--low-balance-threshold <amount>', 'balance.low is sent when the balance falls below this; "none" unsets it'),
+).action(
   (id: string, flags: OrgFlags) => run(({ orgs }) => orgs.updateOrg(id, validate<UpdateOrgInput>(updateOrgSchema, orgBody(flags), 'body'))),
 );
 

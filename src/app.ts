@@ -9,6 +9,7 @@ import { resalePriceRoutes } from './billing/resale-prices.routes.js';
 import { callRoutes } from './calls/calls.routes.js';
 import { campaignRoutes } from './campaigns/campaigns.routes.js';
 import { config } from './config.js';
+import { eventRoutes } from './events/events.routes.js';
 import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
@@ -107,6 +108,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   resalePriceRoutes(api, services.resalePrices);
   webhookEndpointRoutes(api, services.webhookEndpoints);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
+  eventRoutes(api, services.events);
   // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes(services.bookingPage);
   app.use(bookingPage.router);

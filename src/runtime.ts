@@ -27,6 +27,8 @@ import { config } from './config.js';
 import { ContactsRepository } from './contacts/contacts.repository.js';
 import { DoNotCallRepository } from './do-not-call/do-not-call.repository.js';
 import { entities } from './entities.js';
+import { EventsRepository } from './events/events.repository.js';
+import { EventsService } from './events/events.service.js';
 import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
 import { HistoryRepository } from './history/history.repository.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
@@ -94,12 +96,15 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     webhooks: new WebhookJobs(queues.webhooks),
   };
 
+  // Every event (call and operational): the one writer of operational events, and the feed.
+  const events = new EventsRepository(db);
   const repositories = {
     // Organizations and their members; a tenant is an organization, so tenants' rows too.
     organizations: new OrganizationsRepository(db),
     invites: new InvitesRepository(db),
     credentials: new CredentialsRepository(db),
-    ledger: new LedgerRepository(db),
+    ledger: new LedgerRepository(db, events),
+    events,
   };
   const { organizations, credentials, ledger } = repositories;
   // The organization's resources (tenant provisioning creates a tenant's through these repositories).
@@ -123,7 +128,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
   const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
   // Accounts: organizations and their members, credentials, billing, tenants.
-  const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis);
+  const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis, events);
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
   const accountServices = {
     apiKeys,
@@ -159,7 +164,8 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
     smsSender,
     texts,
-    // Webhooks, history, usage, idempotency.
+    // Events, webhooks, history, usage, idempotency.
+    events: new EventsService(events),
     history: new HistoryMaintenance(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),

@@ -13,11 +13,15 @@ export const CALL_EVENT_FIELDS = [
 export type CallEventField = (typeof CALL_EVENT_FIELDS)[number];
 
 /**
- * The outbox of call lifecycle events: written in the same transaction as the status change
- * that caused it, with every field of SPEC.md §6.1 in `payload`; the webhook relay delivers
- * from here. Partitioned by day of `created_at` (see the HistoryPartitions migration), which
- * is why it belongs to the primary key; a call's sequence is unique by construction (the
- * statement that writes an event increments its call's `last_sequence`), not by an index.
+ * Every event (the name is historical: see docs/decisions.md): the outbox the webhook relay
+ * delivers from, and the source of the events feed. A call lifecycle event is written in the
+ * same transaction as the status change that caused it, with every field of SPEC.md §6.1 in
+ * `payload`; an operational event (src/events/) by its producer in the transaction of its own
+ * change, with no call (`call_id` and `sequence` null). `payload` is exactly the body a delivery
+ * carries before an endpoint's customization. Partitioned by day of `created_at` (see the
+ * HistoryPartitions migration), which is why it belongs to the primary key; a call's sequence
+ * is unique by construction (the statement that writes an event increments its call's
+ * `last_sequence`), not by an index.
  */
 @Entity('call_events')
 @Index('call_events_call_sequence_idx', ['callId', 'sequence'])
@@ -28,20 +32,22 @@ export class CallEvent {
   @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'call_events_pkey' })
   id!: string;
 
-  @Column({ name: 'call_id', type: 'varchar', length: 40 })
-  callId!: string;
+  /** Null for an operational event. */
+  @Column({ name: 'call_id', type: 'varchar', length: 40, nullable: true })
+  callId!: string | null;
 
   @Column({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
 
-  @Column({ type: 'integer' })
-  sequence!: number;
+  /** The call's event number (1, 2, ...); null for an operational event. */
+  @Column({ type: 'integer', nullable: true })
+  sequence!: number | null;
 
   @Column({ type: 'varchar', length: 32 })
   event!: string;
 
   @Column({ type: 'jsonb' })
-  payload!: Record<CallEventField, string | number | null>;
+  payload!: Record<string, string | number | null>;
 
   @Column({ name: 'occurred_at', ...TIMESTAMP })
   occurredAt!: Date;

@@ -30,6 +30,14 @@ export function retainedHistory(table: HistoryTable, now = Date.now()): HistoryR
   return retainedRange(HISTORY_TABLES.find((t) => t.table === table)!.retentionDays(), now);
 }
 
+/**
+ * What the events feed shows at `now`: EVENT_RETENTION_DAYS back. `call_events` may keep more
+ * (never fewer days than webhook deliveries, which need their events), but the feed shows this.
+ */
+export function retainedEvents(now = Date.now()): HistoryRange {
+  return retainedRange(config.eventRetentionDays, now);
+}
+
 /** Retention by whole days, for each history table (the maintenance worker's hourly job). */
 export class HistoryMaintenance {
   constructor(private readonly repository: HistoryRepository) {}

@@ -29,14 +29,24 @@ export const responseSchema = (name: string, keys: Joi.PartialSchemaMap) => Joi.
 /** A time as the API writes it: ISO 8601 UTC (CONTRACT.md §2 "Times"). */
 export const isoTime = () => Joi.string().isoDate();
 
+/** A time in a request (a body field or a query filter): ISO 8601, such as "2026-05-01T09:00:00Z", converted to UTC. */
+export const timeInput = () =>
+  Joi.string()
+    .isoDate()
+    .pattern(/Z$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be an ISO 8601 UTC time ending in Z' });
+
 /** An amount as the API writes it: a decimal string with exactly 6 fractional digits (CONTRACT.md §2 "Money"). */
 export const amount = () => Joi.string().pattern(/^-?\d+\.\d{6}$/);
 
-/** A rate (`per_minute`, `per_text`): not negative, at most MAX_RATE_MICROS. */
-export const rate = () =>
-  money(MAX_RATE_MICROS)
+/** An amount (see `money`) from 0 to `limit`. */
+export const nonNegativeMoney = (limit: Micros) =>
+  money(limit)
     .custom((micros: bigint, helpers) => (micros < 0n ? helpers.error('money.negative') : micros))
     .messages({ 'money.negative': '{{#label}} must not be negative' });
+
+/** A rate (`per_minute`, `per_text`): not negative, at most MAX_RATE_MICROS. */
+export const rate = () => nonNegativeMoney(MAX_RATE_MICROS);
 
 /** Whether `zone` is an IANA time zone name this runtime knows (and can compute local times in). */
 export function isIanaZone(zone: string): boolean {

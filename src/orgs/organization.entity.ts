@@ -72,6 +72,17 @@ export class Organization {
   @Column({ name: 'balance_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   balanceMicros!: bigint;
 
+  /**
+   * The operator's `low_balance_threshold`: `balance.low` is sent when the balance falls below
+   * it (null: never). The rule is the ledger's (`LedgerRepository.append`).
+   */
+  @Column({ name: 'low_balance_threshold_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  lowBalanceThresholdMicros!: bigint | null;
+
+  /** `balance.low` was sent and the balance has stayed below the threshold since. */
+  @Column({ name: 'low_balance_notified', type: 'boolean', default: false })
+  lowBalanceNotified!: boolean;
+
   @Column({ type: 'boolean', default: false })
   disabled!: boolean;
 

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { CAPABILITIES } from '../auth/capabilities.js';
-import { currency, idParams, money, rate, timezone } from '../http/schemas.js';
-import { MAX_ADJUSTMENT_MICROS } from '../lib/money.js';
+import { currency, idParams, money, nonNegativeMoney, rate, timezone } from '../http/schemas.js';
+import { MAX_ADJUSTMENT_MICROS, MAX_BALANCE_MICROS } from '../lib/money.js';
 
 const ceiling = Joi.object({
   max_concurrent_calls: Joi.number().integer().min(1).max(10_000),
@@ -25,12 +25,13 @@ export const createOrgSchema = Joi.object({
   currency: currency().default('USD'),
 });
 
-/** `PATCH /admin/v1/orgs/{id}`. */
+/** `PATCH /admin/v1/orgs/{id}`; `low_balance_threshold` (CONTRACT.md §4): an amount, or null to unset. */
 export const updateOrgSchema = Joi.object({
   reseller: Joi.boolean(),
   tenant_limit: Joi.number().integer().min(0).max(100_000),
   ceiling,
   rates,
+  low_balance_threshold: nonNegativeMoney(MAX_BALANCE_MICROS).allow(null),
 }).min(1);
 
 export const balanceAdjustmentSchema = Joi.object({ amount: money(MAX_ADJUSTMENT_MICROS).required() });

@@ -41,6 +41,8 @@ export interface UpdateOrgInput {
   tenant_limit?: number;
   ceiling?: Ceiling;
   rates?: Rates;
+  /** `balance.low` is sent when the balance falls below it; null unsets it. */
+  low_balance_threshold?: Micros | null;
 }
 
 /** The operator's view of an organization. */
@@ -56,6 +58,7 @@ export function presentOrgForOperator(org: Organization) {
     rates: { per_minute: formatMoney(org.ratePerMinuteMicros), per_text: formatMoney(org.ratePerTextMicros) },
     balance: formatMoney(org.balanceMicros),
     currency: org.currency,
+    low_balance_threshold: org.lowBalanceThresholdMicros === null ? null : formatMoney(org.lowBalanceThresholdMicros),
     disabled: org.disabled,
     created_at: org.createdAt.toISOString(),
   };
@@ -71,7 +74,7 @@ export function presentMember(member: Member) {
   };
 }
 
-/** The columns an operator's settings change (`reseller`, `tenant_limit`, `ceiling`, `rates`). */
+/** The columns an operator's settings change (`reseller`, `tenant_limit`, `ceiling`, `rates`, `low_balance_threshold`). */
 function orgSettings(input: UpdateOrgInput): OrganizationChanges {
   const { ceiling, rates } = input;
   const changes: OrganizationChanges = {};
@@ -81,6 +84,7 @@ function orgSettings(input: UpdateOrgInput): OrganizationChanges {
   if (ceiling?.max_calls_per_hour !== undefined) changes.maxCallsPerHour = ceiling.max_calls_per_hour;
   if (rates?.per_minute !== undefined) changes.ratePerMinuteMicros = rates.per_minute;
   if (rates?.per_text !== undefined) changes.ratePerTextMicros = rates.per_text;
+  if (input.low_balance_threshold !== undefined) changes.lowBalanceThresholdMicros = input.low_balance_threshold;
   return changes;
 }
 
@@ -113,10 +117,17 @@ export class OrgsService {
     return presentOrgForOperator(await this.findOrg(this.db.manager, id));
   }
 
+  /**
+   * Changes the operator's settings. A new `low_balance_threshold` is applied at once (the
+   * ledger's `balance.low` rule): a balance already below it is reported now, not at the next
+   * charge, which a balance too low to place calls might never see.
+   */
   async updateOrg(id: string, input: UpdateOrgInput) {
     const org = await this.db.transaction(async (em) => {
       await this.findPayingOrg(em, id, { lock: true });
-      return this.orgs.update(em, id, orgSettings(input));
+      await this.orgs.update(em, id, orgSettings(input));
+      if (input.low_balance_threshold !== undefined) await this.ledger.reportLowBalances(em, [id]);
+      return this.orgs.load(em, id);
     });
     // Reseller standing is part of every cached authorization of this organization.
     await needRedis(() => bumpAuthEpoch(this.redis));

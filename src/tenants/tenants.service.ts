@@ -5,6 +5,7 @@ import { bumpAuthEpoch } from '../auth/credential-store.js';
 import type { LocationsRepository } from '../booking/locations.repository.js';
 import type { ServicesRepository } from '../booking/services.repository.js';
 import { effectiveLimits, presentLimits } from '../calls/call-limits.js';
+import type { EventsRepository } from '../events/events.repository.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { Page, PageParams } from '../lib/pagination.js';
@@ -45,6 +46,7 @@ export class TenantsService {
     private readonly starters: TenantStarters,
     private readonly jobs: TenantJobs,
     private readonly redis: RedisClient,
+    private readonly events: Pick<EventsRepository, 'record'>,
   ) {}
 
   /**
@@ -110,7 +112,10 @@ export class TenantsService {
 
   /**
    * Renames, re-zones, re-refs; `disabled: true` disables (reads keep working, changes are
-   * refused, its side effects run in the `tenants` worker), `disabled: false` re-enables.
+   * refused, its side effects run in the `tenants` worker), `disabled: false` re-enables. A
+   * change of state is reported to the reseller (`tenant.disabled`/`tenant.enabled`, its own
+   * event: its endpoints and its feed), in the same transaction; asking for the state the tenant
+   * is in already changes nothing and reports nothing.
    */
   async update(actor: Actor, id: string, input: UpdateTenantInput): Promise<TenantView> {
     const changedState = await this.db.transaction(async (em) => {
@@ -125,6 +130,7 @@ export class TenantsService {
         set.disabledAt = input.disabled ? new Date() : null;
       }
       if (Object.keys(set).length) await this.orgs.update(em, id, set);
+      if (stateChange) await this.events.record(em, { orgId: actor.org.id, event: input.disabled ? 'tenant.disabled' : 'tenant.enabled', fields: { tenant_id: id } });
       return stateChange;
     });
     if (changedState) {

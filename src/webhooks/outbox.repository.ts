@@ -1,9 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { CALL_EVENT_TYPES } from '../events/event-types.js';
 import type { HistoryRange } from '../history/history-range.js';
 
 /**
- * The relay's statements on the outbox, `call_events`. The table is the calls domain's (the
- * engine writes each event in the statement that changes its call); reading it for events not
+ * The relay's statements on the outbox, `call_events`: every event, call events (the engine
+ * writes each in the statement that changes its call) and operational events (src/events/,
+ * each written by its producer in the transaction of its change). Reading it for events not
  * relayed yet, and marking them relayed, is the relay's work, and these statements are shaped
  * by it (its batches, its range, the index of unrelayed events), so they live here, with the
  * relay, in the webhooks domain.
@@ -30,18 +32,23 @@ export class OutboxRepository {
   }
 
   /**
-   * Each event of `eventIds` (in `batch`) with each matching endpoint of its organization: an
-   * enabled one whose `outcomes` are empty or list the event's outcome (an event without an
-   * outcome yet matches no endpoint with `outcomes`).
+   * Each event of `eventIds` (in `batch`) with each matching endpoint of its organization
+   * (CONTRACT.md §4 "Event types and endpoint filters"), an enabled one where both filters match:
+   * - `event_types` lists the event, or is empty and the event is a call event (an operational
+   *   event goes only to the endpoints that list it);
+   * - for a call event, `outcomes` is empty or lists the event's outcome (an event without an
+   *   outcome yet matches no endpoint with `outcomes`); operational events have no outcome, and
+   *   `outcomes` does not apply to them.
    */
   matchingEndpoints(em: EntityManager, eventIds: string[], batch: HistoryRange): Promise<Array<{ event_id: string; endpoint_id: string }>> {
     return em.query(
       `SELECT ev.id AS event_id, w.id AS endpoint_id
          FROM call_events ev JOIN webhook_endpoints w ON w.org_id = ev.org_id AND NOT w.disabled
         WHERE ev.id = ANY($1) AND ev.created_at >= $2 AND ev.created_at <= $3
-          AND (cardinality(w.outcomes) = 0 OR (ev.payload->>'outcome') = ANY(w.outcomes))
+          AND (ev.event = ANY(w.event_types) OR (cardinality(w.event_types) = 0 AND ev.event = ANY($4::text[])))
+          AND (ev.event <> ALL($4::text[]) OR cardinality(w.outcomes) = 0 OR (ev.payload->>'outcome') = ANY(w.outcomes))
         ORDER BY ev.created_at, ev.sequence`,
-      [eventIds, batch.from, batch.to],
+      [eventIds, batch.from, batch.to, CALL_EVENT_TYPES],
     );
   }
 

@@ -1,4 +1,12 @@
 import { CALL_EVENT_FIELDS } from '../calls/call-event.entity.js';
+import { OPERATIONAL_EVENT_FIELDS } from '../events/event-types.js';
+
+/**
+ * Every field a delivered body can hold: a call event's (SPEC.md §6.1), and those operational
+ * events add (CONTRACT.md §4). An endpoint's maps apply to every event it gets, so they are
+ * checked against all of them: no event's body can then hold a name twice.
+ */
+const EVENT_FIELDS: readonly string[] = [...CALL_EVENT_FIELDS, ...OPERATIONAL_EVENT_FIELDS];
 
 /** What customizes an endpoint's deliveries (SPEC.md §6.3). */
 export interface Customization {
@@ -36,13 +44,14 @@ function aliasProblem(alias: unknown): string | null {
 
 /**
  * The first reason the body an endpoint with these maps would receive is not exactly what
- * they say, or null: every `field_aliases` key is an event field (a typo would rename nothing),
+ * they say, or null: every `field_aliases` key is an event field (of a call event or an
+ * operational one, EVENT_FIELDS; a typo would rename nothing),
  * every alias a usable name, every top-level name of the body (fields under their delivered
  * names, then `extra_payload` keys) given once, and no `__proto__` key. Create validates the
  * new maps with it, update the maps the endpoint will have after the change.
  */
 export function customizationProblem(aliases: Readonly<Record<string, unknown>>, extra: Readonly<Record<string, unknown>>): CustomizationProblem | null {
-  const fields: readonly string[] = CALL_EVENT_FIELDS;
+  const fields = EVENT_FIELDS;
   // Delivered name → the field delivered under it. Fields kept under their own name come first,
   // so an alias onto one of them is the entry at fault, whatever the order of the aliases.
   const taken = new Map<string, string>();
@@ -67,7 +76,8 @@ export function customizationProblem(aliases: Readonly<Record<string, unknown>>,
 
 /**
  * The body of a delivery, serialized once (the signature covers exactly these bytes): the
- * event's SPEC.md §6.1 fields under their delivered names, then the `extra_payload` keys.
+ * event's fields (its stored payload: SPEC.md §6.1 for a call event, CONTRACT.md §4 for an
+ * operational one) under their delivered names, then the `extra_payload` keys.
  * Built on a null-prototype object, so every own key (`constructor`, `toString`, ...) is
  * delivered as configured. A name already in the body is never overwritten: endpoints accepted
  * under `customizationProblem` have none twice, and for rows stored before that rule the

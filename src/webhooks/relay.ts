@@ -62,9 +62,9 @@ export class Relay {
   }
 
   /**
-   * Moves new call events from the outbox to deliveries: one per event and matching endpoint of
-   * the event's organization (an endpoint with `outcomes` gets only events whose outcome is
-   * listed; events without an outcome yet match no such endpoint). The fan-out and the event's
+   * Moves new events from the outbox to deliveries: one per event and matching endpoint of the
+   * event's organization (its `event_types` and `outcomes` filters: see
+   * `OutboxRepository.matchingEndpoints`). The fan-out and the event's
    * `relayed_at` commit together, and (event, endpoint) is unique, so a relay that crashes and
    * restarts never delivers an event twice to one endpoint. A delivery takes its event's
    * `created_at` (the partition key of both): the unique index on (event, endpoint, created_at)

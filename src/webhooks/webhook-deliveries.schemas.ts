@@ -1,25 +1,20 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { idParams, idReference, isoTime, responseSchema } from '../http/schemas.js';
+import { EVENT_TYPES } from '../events/event-types.js';
+import { idParams, idReference, isoTime, responseSchema, timeInput } from '../http/schemas.js';
 
 export const listDeliveriesQuery = Joi.object({
   ...pageQuery,
   endpoint_id: idReference(),
   status: Joi.string().valid('pending', 'retrying', 'succeeded', 'failed'),
   call_id: idReference(),
-  event: Joi.string().valid('call.queued', 'call.ringing', 'call.in_progress', 'call.completed'),
+  event: Joi.string().valid(...EVENT_TYPES),
 });
 
 export const deliveryIdParams = idParams('webhook_delivery');
 export const endpointIdParams = idParams('webhook_endpoint');
 
-export const recoverSchema = Joi.object({
-  since: Joi.string()
-    .isoDate()
-    .pattern(/Z$/)
-    .required()
-    .messages({ 'string.pattern.base': '{{#label}} must be an ISO 8601 UTC time ending in Z' }),
-});
+export const recoverSchema = Joi.object({ since: timeInput().required() });
 
 export interface DeliveryFilters {
   endpoint_id?: string;
@@ -32,9 +27,11 @@ export interface DeliveryFilters {
 export const deliverySchema = responseSchema('WebhookDelivery', {
   id: Joi.string(),
   endpoint_id: Joi.string(),
-  event: Joi.string(),
-  call_id: Joi.string(),
-  sequence: Joi.number().integer(),
+  event_id: Joi.string(),
+  event: Joi.string().valid(...EVENT_TYPES),
+  /** Null for an operational event (it has no call). */
+  call_id: Joi.string().allow(null),
+  sequence: Joi.number().integer().allow(null),
   status: Joi.string().valid('pending', 'retrying', 'succeeded', 'failed'),
   attempt_count: Joi.number().integer(),
   next_attempt_at: isoTime().allow(null),

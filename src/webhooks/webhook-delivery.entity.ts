@@ -5,7 +5,7 @@ import { TIMESTAMP } from '../lib/columns.js';
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
 
 /**
- * One call event for one endpoint (CONTRACT.md "Webhook delivery"); its attempts are separate
+ * One event for one endpoint (CONTRACT.md "Webhook delivery"); its attempts are separate
  * rows. Partitioned by day of `created_at`, which is its event's: so the unique key may hold
  * it (Postgres requires the partition key in every unique index) and still mean one delivery
  * per event and endpoint.
@@ -33,14 +33,15 @@ export class WebhookDelivery {
   @Column({ name: 'event_id', type: 'varchar', length: 40 })
   eventId!: string;
 
-  @Column({ name: 'call_id', type: 'varchar', length: 40 })
-  callId!: string;
+  /** Its event's (null for an operational event). */
+  @Column({ name: 'call_id', type: 'varchar', length: 40, nullable: true })
+  callId!: string | null;
 
   @Column({ type: 'varchar', length: 32 })
   event!: string;
 
-  @Column({ type: 'integer' })
-  sequence!: number;
+  @Column({ type: 'integer', nullable: true })
+  sequence!: number | null;
 
   @Column({ type: 'varchar', length: 16 })
   status!: DeliveryStatus;

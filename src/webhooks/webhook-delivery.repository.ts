@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { OperationalEventType } from '../events/event-types.js';
+import { insertOperationalEvents } from '../events/events.repository.js';
 import { daysOf, dayStart, rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
@@ -36,6 +38,35 @@ const PAUSE_OR_RESUME = `UPDATE webhook_deliveries d SET next_attempt_at = CASE 
    FROM webhook_endpoints w
   WHERE w.id = d.endpoint_id AND d.endpoint_id = ANY($1) AND d.status IN ('pending', 'retrying')
     AND (w.disabled OR d.next_attempt_at IS NULL)`;
+
+/**
+ * How an endpoint's failed attempts of one batch count: the start of its failure streak, whether
+ * it answered 410 Gone, the error that would disable it (the 410's, else the latest), and the
+ * id of the `webhook_endpoint.disabled` event, should this batch disable it.
+ */
+interface Failing {
+  since: Date;
+  gone: boolean;
+  lastAt: Date;
+  lastError: string | null;
+  eventId: string;
+}
+
+/** One endpoint's failed attempts of a batch, folded into `Failing` in any order. */
+function foldFailing(seen: Failing | undefined, a: RecordedAttempt): Failing {
+  if (!seen) return { since: a.attemptedAt, gone: a.endpointGone, lastAt: a.attemptedAt, lastError: a.error, eventId: newId('evt') };
+  const later = a.attemptedAt >= seen.lastAt;
+  const reported = a.endpointGone || (later && !seen.gone);
+  return {
+    since: seen.since < a.attemptedAt ? seen.since : a.attemptedAt,
+    gone: seen.gone || a.endpointGone,
+    lastAt: later ? a.attemptedAt : seen.lastAt,
+    lastError: reported ? a.error : seen.lastError,
+    eventId: seen.eventId,
+  };
+}
+
+const ENDPOINT_DISABLED: OperationalEventType = 'webhook_endpoint.disabled';
 
 /** The columns an attempt needs, selected with the delivery, its endpoint and its event. */
 const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload`;
@@ -155,17 +186,19 @@ export class WebhookDeliveryRepository {
   /**
    * Records a batch of attempts in one statement: each attempt row, each delivery's new state,
    * and each endpoint's failure streak (ended by any success in the batch; begun by a failure;
-   * past `disableAfterHours`, or on 410 Gone, the endpoint is disabled). Returns the endpoints
-   * this batch disabled.
+   * past `disableAfterHours`, or on 410 Gone, the endpoint is disabled). An endpoint this batch
+   * disables gets its `webhook_endpoint.disabled` event (reason `gone` or `failing`, and the
+   * last error) in the same statement: the change and its event commit together. Endpoints that
+   * were disabled already (by another worker meanwhile, or by hand) get none: their rows are
+   * locked first and read as they are then. Returns the endpoints of the batch now disabled.
    */
   async record(attempts: RecordedAttempt[], disableAfterHours: number): Promise<string[]> {
     if (attempts.length === 0) return [];
     const succeeded = new Set(attempts.filter((a) => a.status === 'succeeded').map((a) => a.endpointId));
-    const failing = new Map<string, { since: Date; gone: boolean }>();
+    const failing = new Map<string, Failing>();
     for (const a of attempts) {
       if (a.status === 'succeeded' || succeeded.has(a.endpointId)) continue;
-      const seen = failing.get(a.endpointId);
-      failing.set(a.endpointId, { since: seen && seen.since < a.attemptedAt ? seen.since : a.attemptedAt, gone: (seen?.gone ?? false) || a.endpointGone });
+      failing.set(a.endpointId, foldFailing(failing.get(a.endpointId), a));
     }
     const column = <K extends keyof RecordedAttempt>(key: K) => attempts.map((a) => a[key]);
     const batch = spanning(column('deliveryCreatedAt'));
@@ -188,13 +221,21 @@ export class WebhookDeliveryRepository {
                  FROM o JOIN deliveries ON deliveries.id = o.delivery_id
              ), recovered AS (
                UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY($13::varchar[]) AND failing_since IS NOT NULL
+             ), was AS (
+               -- Locked in id order, and read as they are once locked (the latest committed state).
+               SELECT id, disabled FROM webhook_endpoints WHERE id = ANY($14::varchar[]) ORDER BY id FOR UPDATE
              ), failing AS (
                UPDATE webhook_endpoints w
                   SET failing_since = COALESCE(w.failing_since, f.since),
                       disabled = w.disabled OR f.gone OR COALESCE(w.failing_since, f.since) <= now() - make_interval(secs => $17)
-                 FROM unnest($14::varchar[], $15::timestamptz[], $16::bool[]) AS f(id, since, gone)
-                WHERE w.id = f.id
-               RETURNING w.id, w.disabled, f.gone
+                 FROM unnest($14::varchar[], $15::timestamptz[], $16::bool[], $18::varchar[], $19::varchar[]) AS f(id, since, gone, last_error, event_id), was
+                WHERE w.id = f.id AND was.id = f.id
+               RETURNING w.id, w.org_id, w.disabled, w.disabled AND NOT was.disabled AS newly, f.gone, f.last_error, f.event_id
+             ), events AS (
+               ${insertOperationalEvents(
+                 `SELECT event_id, org_id, '${ENDPOINT_DISABLED}', jsonb_build_object('endpoint_id', id, 'reason', CASE WHEN gone THEN 'gone' ELSE 'failing' END, 'last_error', last_error), now()
+                    FROM failing WHERE newly`,
+               )}
              )
              SELECT COALESCE(array_agg(id), '{}') AS disabled FROM failing WHERE disabled`,
       values: [
@@ -215,6 +256,8 @@ export class WebhookDeliveryRepository {
         [...failing.values()].map((f) => f.since),
         [...failing.values()].map((f) => f.gone),
         disableAfterHours * 3600,
+        [...failing.values()].map((f) => f.lastError),
+        [...failing.values()].map((f) => f.eventId),
       ],
     });
     return rows[0].disabled;
@@ -258,9 +301,11 @@ interface AttemptView {
 const deliveryRow = rowShape('webhook_deliveries', {
   id: column<string>(),
   endpoint_id: column<string>(),
+  event_id: column<string>(),
   event: column<string>(),
-  call_id: column<string>(),
-  sequence: column<number>(),
+  /** Null for an operational event. */
+  call_id: column<string | null>(),
+  sequence: column<number | null>(),
   status: column<string>(),
   attempt_count: column<number>(),
   next_attempt_at: column<Date | null>(),

@@ -16,7 +16,11 @@ export class WebhookEndpoint extends OrgOwned {
   @Column({ type: 'varchar', length: 512, select: false })
   secret!: string;
 
-  /** Outcomes to deliver; empty = every event. */
+  /** Events to deliver (src/events/event-types.ts); empty = every call event. */
+  @Column({ name: 'event_types', type: 'text', array: true, default: () => "'{}'" })
+  eventTypes!: string[];
+
+  /** Outcomes of the call events to deliver; empty = every one (operational events have none). */
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   outcomes!: string[];
 

@@ -14,6 +14,7 @@ const endpointRow = rowShape('webhook_endpoints', {
   url: column<string>(),
   has_secret: column<boolean>("(secret <> '')"),
   outcomes: column<string[]>(),
+  event_types: column<string[]>(),
   field_aliases: column<Record<string, string>>(),
   extra_payload: column<Record<string, unknown>>(),
   custom_headers: column<Record<string, string>>(),

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { isoTime, responseSchema } from '../http/schemas.js';
 import type { Outcome } from '../calls/call.entity.js';
 import { OUTCOMES } from '../calls/calls.schemas.js';
+import { EVENT_TYPES, type EventType } from '../events/event-types.js';
 import { pageQuery } from '../http/pagination.js';
 import { type PageParams } from '../lib/pagination.js';
 import { InvalidRequestError } from '../lib/errors.js';
@@ -109,6 +110,10 @@ const fields = {
   outcomes: Joi.array()
     .items(Joi.string().valid(...OUTCOMES))
     .unique(),
+  /** CONTRACT.md §4: `[]` (or absent) = every call event; operational events only when listed. */
+  event_types: Joi.array()
+    .items(Joi.string().valid(...EVENT_TYPES))
+    .unique(),
   /**
    * Event field → the name it is delivered under; the names are checked by
    * `customizationProblem`. No `.pattern()`: joi copies a patterned object with
@@ -158,6 +163,7 @@ export interface WebhookEndpointInput {
   url: string;
   secret: string;
   outcomes: Outcome[];
+  event_types?: EventType[];
   field_aliases?: Record<string, string>;
   extra_payload?: Record<string, unknown>;
   custom_headers?: Record<string, string>;
@@ -214,6 +220,7 @@ export const webhookEndpointSchema = responseSchema('WebhookEndpoint', {
   url: Joi.string(),
   has_secret: Joi.boolean(),
   outcomes: Joi.array().items(Joi.string().valid(...OUTCOMES)),
+  event_types: Joi.array().items(Joi.string().valid(...EVENT_TYPES)),
   field_aliases: Joi.object().pattern(/.*/, Joi.string()),
   extra_payload: Joi.object().unknown(true),
   custom_headers: Joi.object().pattern(/.*/, Joi.string()),

@@ -46,3 +46,19 @@ export async function startReceiver(respond: (req: Received, n: number) => { sta
 }
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/**
+ * For a `describe` block: a function that starts a receiver (as `startReceiver`) closed after
+ * the block's tests.
+ */
+export function receiversOfBlock(): (...args: Parameters<typeof startReceiver>) => Promise<Receiver> {
+  const started: Receiver[] = [];
+  after(async () => {
+    await Promise.all(started.splice(0).map((r) => r.close()));
+  });
+  return async (...args) => {
+    const receiver = await startReceiver(...args);
+    started.push(receiver);
+    return receiver;
+  };
+}

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { Actor } from '../../src/auth/actor.js';
 import { config } from '../../src/config.js';
-import { HistoryMaintenance, retainedHistory } from '../../src/history/history-partitions.js';
+import { HistoryMaintenance, retainedEvents, retainedHistory } from '../../src/history/history-partitions.js';
 import { HistoryRepository } from '../../src/history/history.repository.js';
 import { exactly } from '../../src/history/history-range.js';
 import { createDataSource } from '../../src/lib/db.js';
@@ -199,6 +199,21 @@ describe('history partitions', () => {
       const find = plans.last('d.status, d.event');
       expectReads(find, 'webhook_deliveries', [partition('webhook_deliveries', old.at)], [partition('webhook_deliveries', old.at)]);
       expectReads(find, 'call_events', [partition('call_events', old.at)], [partition('call_events', old.at)]);
+    });
+
+    it('the events feed: a page reads from the newest day until it is full; a time filter only its days; an event by id, one probe per retained day', async () => {
+      const service = runtime.services.events;
+      const first = await service.list(actor, { limit: 2 });
+      expect(first.data).to.have.lengthOf(2);
+      expectReads(plans.last('FROM call_events ev WHERE ev.org_id'), 'call_events', days('call_events', ago(0), soon));
+
+      const between = await service.list(actor, { limit: 100, created_after: ago(6), created_before: ago(4) });
+      expect(between.data.map((e) => e.id)).to.deep.equal([failed.eventId]);
+      expectReads(plans.last('FROM call_events ev WHERE ev.org_id'), 'call_events', days('call_events', ago(6), ago(4)), [partition('call_events', failed.at)]);
+
+      expect((await service.get(actor, old.eventId)).id).to.equal(old.eventId);
+      const retained = retainedEvents(now.getTime());
+      expectReads(plans.last('FROM call_events ev WHERE ev.id = $1'), 'call_events', days('call_events', retained.from, retained.to), [partition('call_events', old.at)]);
     });
 
     it('recover: only the days since it was asked for', async () => {

@@ -107,6 +107,7 @@ interface World {
   campaignId: string;
   endpointId: string;
   callId: string;
+  eventId: string;
   memberEmail: string;
   deletable: Record<string, string>;
 }
@@ -129,6 +130,8 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
   const campaign = await as('/v1/campaigns', { name: 'Spring', agent_id: agent.id, contact_ids: [contact.id] });
   const endpoint = await as('/v1/webhook-endpoints', { name: 'hook', url: 'https://example.com/hook', secret: 'a long secret', outcomes: [] });
   const call = await as('/v1/calls', { agent_id: agent.id, contact_id: contact.id });
+  const events = await request(app.app).get(`/v1/events?call_id=${call.id}`).set('Authorization', bearer(owner.key));
+  expect(events.status, events.text).to.equal(200);
   const memberEmail = uniqueEmail('hostile');
   await addMember(owner.id, { email: memberEmail, capabilities: ['operate'], password: PASSWORD });
   const admin = await request(app.app).post('/admin/v1/orgs').set('Authorization', operator()).send({ name: 'Admin target' });
@@ -157,6 +160,7 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
     campaignId: campaign.id,
     endpointId: endpoint.id,
     callId: call.id,
+    eventId: events.body.data[0].id,
     memberEmail,
     deletable,
   };
@@ -169,11 +173,11 @@ function validRequests(w: World): Record<string, Valid> {
   const rates = { per_minute: '0.100000', per_text: '0.010000' };
   const ceiling = { max_concurrent_calls: 2, max_calls_per_hour: 10 };
   const simulate = { answer: true, duration_seconds: 5, outcome: 'positive' };
-  const hook = { name: 'h', url: 'https://example.com/x', secret: 'a long secret', outcomes: ['positive'], field_aliases: { call_id: 'id' }, extra_payload: { source: 'ringlane' }, custom_headers: { 'X-Env': 'test' } };
+  const hook = { name: 'h', url: 'https://example.com/x', secret: 'a long secret', outcomes: ['positive'], event_types: ['call.completed', 'balance.low'], field_aliases: { call_id: 'id' }, extra_payload: { source: 'ringlane' }, custom_headers: { 'X-Env': 'test' } };
   return {
     'POST /admin/v1/orgs': { body: { name: 'H', timezone: 'UTC', reseller: false, tenant_limit: 1, ceiling, rates, balance: '10', currency: 'USD' } },
     'GET /admin/v1/orgs/:id': id(w.orgForAdmin),
-    'PATCH /admin/v1/orgs/:id': { ...id(w.orgForAdmin), body: { reseller: false, tenant_limit: 1, ceiling, rates } },
+    'PATCH /admin/v1/orgs/:id': { ...id(w.orgForAdmin), body: { reseller: false, tenant_limit: 1, ceiling, rates, low_balance_threshold: '5.00' } },
     'POST /admin/v1/orgs/:id/balance': { ...id(w.orgForAdmin), body: { amount: '1.5' }, status: 200 },
     'POST /admin/v1/orgs/:id/members': { ...id(w.orgForAdmin), body: { email: uniqueEmail('h'), capabilities: ['operate'], password: PASSWORD } },
     'POST /admin/v1/simulator/inbound-calls': { body: { to: w.phoneNumber, from: '+14155550123', simulate } },
@@ -254,6 +258,8 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/webhook-deliveries/:id': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-deliveries/:id/retry': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-endpoints/:id/recover': { ...id(w.endpointId), body: { since: '2026-01-01T00:00:00Z' }, status: 202 },
+    'GET /v1/events': { query: { ...page, type: 'call.queued', call_id: w.callId, created_after: '2026-01-01T00:00:00Z', created_before: '2030-01-01T00:00:00Z' } },
+    'GET /v1/events/:id': id(w.eventId),
     'GET /book/:org_id': { params: { org_id: w.resellerId } },
   };
 }

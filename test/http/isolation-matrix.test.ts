@@ -177,6 +177,8 @@ const FAMILIES: Family[] = [
   },
   // Read only, and nothing sends texts here: each context's list must still be its own (empty).
   { name: 'messages', path: '/v1/messages', resource: 'message', idPrefix: 'msg', table: 'messages', readOne: false, deletable: false },
+  // Read only: each context's one event is its call's `call.queued` (found after the calls are made).
+  { name: 'events', path: '/v1/events', resource: 'event', idPrefix: 'evt', table: 'call_events', readOne: true, deletable: false },
 ];
 const OWNED = FAMILIES.filter((f) => f.create);
 
@@ -300,6 +302,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         c.created[family.name] = await made(c.caller, family.path, family.create!(c), `${spec.label}: POST ${family.path}`);
         ownerOf.set(c.created[family.name].id, spec.name);
       }
+      const events = await c.caller.get(`/v1/events?call_id=${c.created.calls.id}`);
+      expect([events.status, events.body.data?.length], events.text).to.deep.equal([200, 1]);
+      c.created.events = events.body.data[0];
+      ownerOf.set(c.created.events.id, spec.name);
       const sender = await c.caller.put('/v1/sms-sender', { phone_number: c.created['phone-numbers'].phone_number });
       expect(sender.status, sender.text).to.equal(200);
       const organization = await c.caller.get('/v1/organization');

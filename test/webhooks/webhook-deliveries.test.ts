@@ -6,7 +6,7 @@ import { db } from '../helpers/db.js';
 import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 import { asCaller, expectError, expectStatus } from '../helpers/api.js';
 import { startService } from '../helpers/processes.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { receiversOfBlock, startReceiver } from '../helpers/receiver.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 import { placeCall, startCallsWorker, stopProcess, voiceOrg, waitForCalls, type VoiceOrg } from '../helpers/voice.js';
 
@@ -29,19 +29,13 @@ const deliveriesOf = async (org: VoiceOrg, query = '') => expectStatus(await asC
 describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery")', function () {
   this.timeout(60_000);
   const processes: ChildProcess[] = [];
-  const receivers: Receiver[] = [];
   before(async () => {
     processes.push(await startCallsWorker(), ...(await startDelivery({ WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_BACKOFF_BASE_MS: '200' })));
   });
   after(async () => {
     await Promise.all(processes.map((p) => stopProcess(p)));
-    await Promise.all(receivers.map((r) => r.close()));
   });
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
+  const receiver = receiversOfBlock();
 
   it('POSTs every event of a call, signed over the exact raw body, with a fresh delivery id per attempt', async () => {
     const hooks = await receiver();

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { CALL_EVENT_FIELDS } from '../../src/calls/call-event.entity.js';
+import { EVENT_TYPES } from '../../src/events/event-types.js';
 import { db } from '../helpers/db.js';
 import { customizationProblem } from '../../src/webhooks/payload.js';
 import { asCaller, createOrg, expectError, expectStatus, keyWith, walkList, type Caller, type TestOrg } from '../helpers/api.js';
@@ -7,7 +8,7 @@ import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js'
 import { createTenant, reseller } from '../helpers/tenants.js';
 
 const PATH = '/v1/webhook-endpoints';
-const FIELDS = ['id', 'name', 'url', 'has_secret', 'outcomes', 'field_aliases', 'extra_payload', 'custom_headers', 'disabled', 'created_at'];
+const FIELDS = ['id', 'name', 'url', 'has_secret', 'outcomes', 'event_types', 'field_aliases', 'extra_payload', 'custom_headers', 'disabled', 'created_at'];
 const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'];
 
 let serial = 0;
@@ -55,9 +56,18 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expect(await storedSecret(endpoint.id)).to.equal(secret);
     });
 
-    it('defaults the maps to {} and keeps an empty outcomes list (every outcome)', async () => {
+    it('defaults the maps to {} and keeps an empty outcomes list (every outcome) and event_types (every call event)', async () => {
       const { endpoint } = await create();
-      expect(endpoint).to.deep.include({ outcomes: [], field_aliases: {}, extra_payload: {}, custom_headers: {}, has_secret: true, disabled: false });
+      expect(endpoint).to.deep.include({ outcomes: [], event_types: [], field_aliases: {}, extra_payload: {}, custom_headers: {}, has_secret: true, disabled: false });
+    });
+
+    it('accepts every event type in event_types, shows them as given, and PATCH replaces them', async () => {
+      const { endpoint } = await create({ event_types: [...EVENT_TYPES].reverse() });
+      expect(endpoint.event_types).to.deep.equal([...EVENT_TYPES].reverse());
+      const one = `${PATH}/${endpoint.id}`;
+      expect(expectStatus(await owner.patch(one, { event_types: ['tenant.disabled'] }), 200).body.event_types).to.deep.equal(['tenant.disabled']);
+      expect(expectStatus(await owner.get(one), 200).body.event_types).to.deep.equal(['tenant.disabled']);
+      expect(expectStatus(await owner.patch(one, { event_types: [] }), 200).body.event_types).to.deep.equal([]);
     });
 
     it('accepts every outcome value', async () => {
@@ -233,6 +243,9 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['a header value with LF', { custom_headers: { 'X-A': 'ok\nmore' } }, 'custom_headers.X-A'],
       ['a header value over 1024 characters', { custom_headers: { 'X-A': 'v'.repeat(1025) } }, 'custom_headers.X-A'],
       ['a header value that is not a string', { custom_headers: { 'X-A': 1 } }, 'custom_headers.X-A'],
+      ['an unknown event type', { event_types: ['call.completed', 'call.done'] }, 'event_types.1'],
+      ['an event type given twice', { event_types: ['balance.low', 'balance.low'] }, 'event_types.1'],
+      ['event_types that is not a list', { event_types: 'call.completed' }, 'event_types'],
       ['an unknown field', { retries: 3 }, 'retries'],
       ['disabled on create', { disabled: true }, 'disabled'],
       ['has_secret', { has_secret: true }, 'has_secret'],
@@ -252,6 +265,7 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.patch(one, { url: 'https://a:b@example.com' }), 'url');
       expectInvalid(await owner.patch(one, { secret: 'short' }), 'secret');
       expectInvalid(await owner.patch(one, { outcomes: ['maybe'] }), 'outcomes.0');
+      expectInvalid(await owner.patch(one, { event_types: ['tenant.deleted'] }), 'event_types.0');
       expectInvalid(await owner.patch(one, { custom_headers: { 'Content-Length': '1' } }), 'custom_headers.Content-Length');
       expectInvalid(await owner.patch(one, { extra_payload: entries(21, (i) => i) }), 'extra_payload');
       expectInvalid(await owner.patch(one, { disabled: 'no' }), 'disabled');
@@ -318,6 +332,9 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['a static key named like a field', { extra_payload: { source: 'crm', status: 'x' } }, 'extra_payload.status'],
       ['a static key named like an alias', { field_aliases: { call_id: 'id' }, extra_payload: { id: 1 } }, 'extra_payload.id'],
       ['a static key named like a swapped field', { field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { event: 1 } }, 'extra_payload.event'],
+      // The maps apply to operational events too: their fields are names of the body as well.
+      ['a static key named like a field of an operational event', { extra_payload: { tenant_id: 'x' } }, 'extra_payload.tenant_id'],
+      ['a field renamed onto a field of an operational event', { field_aliases: { call_id: 'reason' } }, 'field_aliases.call_id'],
     ];
     for (const [what, fields, path] of refused) {
       it(`refuses on create ${what}, and stores nothing`, async () => {

@@ -60,6 +60,13 @@ describe('webhook customization rule (customizationProblem)', () => {
     expect(pathOf({ constructor: 'x' })).to.equal('field_aliases.constructor');
   });
 
+  it('counts the fields of operational events as event fields: they may be renamed, not taken by another name', () => {
+    expect(pathOf({ tenant_id: 'tenant', last_error: 'error' })).to.equal(null);
+    expect(pathOf({ call_id: 'endpoint_id' })).to.equal('field_aliases.call_id');
+    expect(pathOf({}, { balance: 1 })).to.equal('extra_payload.balance');
+    expect(pathOf({ threshold: 'limit' }, { threshold: 1 })).to.equal(null);
+  });
+
   it('refuses an alias onto a field delivered under its own name, naming the alias', () => {
     expect(pathOf({ call_id: 'event' })).to.equal('field_aliases.call_id');
     expect(pathOf({ event: 'kind', status: 'call_id' })).to.equal('field_aliases.status');

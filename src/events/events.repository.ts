@@ -1,0 +1,97 @@
+import type { DataSource } from 'typeorm';
+import type { HistoryRange } from '../history/history-range.js';
+import { newId } from '../lib/ids.js';
+import { listPage, type Page, type Sql } from '../lib/pagination.js';
+import { column, presentRow, rowShape, where, type Presented, type RowOf } from '../lib/sql.js';
+import type { OperationalEventFields, OperationalEventType } from './event-types.js';
+import type { EventFilters, EventsQuery } from './events.schemas.js';
+
+/**
+ * An event as the feed shows it (CONTRACT.md §4 "Events feed"): `data` is the stored payload,
+ * exactly the body a delivery of it carries before an endpoint's customization.
+ */
+const eventRow = rowShape('call_events', {
+  id: column<string>(),
+  type: column<string>('ev.event'),
+  created_at: column<Date>(),
+  data: column<Record<string, unknown>>('ev.payload'),
+});
+
+export type EventRow = RowOf<typeof eventRow.columns>;
+/** `{id, type, created_at, data}`, times as ISO strings. */
+export type EventView = Presented<EventRow>;
+
+/** What `record` writes: an operational event of `orgId`, with the fields of its type. */
+export interface OperationalEvent<E extends OperationalEventType> {
+  orgId: string;
+  event: E;
+  fields: OperationalEventFields[E];
+  /** When it happened; default: the transaction's start (`now()`). */
+  occurredAt?: Date;
+}
+
+/**
+ * The INSERT of operational events from `source`, a query (or VALUES) yielding, in order, the
+ * columns `id, org_id, event, fields, occurred_at` (`fields` a jsonb object). THE shape of an
+ * operational event's body: `{event, org_id, occurred_at, ...fields}` (CONTRACT.md §4). For a
+ * statement of the delivery path that writes the events of its own change in the same
+ * statement (the outbox rule, without another round trip); anything else calls
+ * `EventsRepository.record`, which is built on it.
+ */
+export function insertOperationalEvents(source: string): string {
+  return `INSERT INTO call_events (id, org_id, event, payload, occurred_at)
+          SELECT e.id, e.org_id, e.event, jsonb_build_object('event', e.event, 'org_id', e.org_id, 'occurred_at', iso_utc(e.occurred_at)) || e.fields, e.occurred_at
+            FROM (${source}) AS e(id, org_id, event, fields, occurred_at)`;
+}
+
+const RECORD = insertOperationalEvents(`VALUES ($1::varchar, $2::varchar, $3::varchar, $4::jsonb, COALESCE($5::timestamptz, now()))`);
+
+/**
+ * Every event of an organization: call events (written by the call engine with each status
+ * change) and operational events, all rows of `call_events` (see docs/decisions.md). The relay
+ * delivers them; the feed reads them here, within a range of `created_at` (the partition key),
+ * so that only the retained days' partitions are read.
+ */
+export class EventsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  /**
+   * Writes an operational event in `sql`'s transaction: the transaction of the change it reports
+   * (the outbox rule), so the event exists exactly when the change committed. Returns its id.
+   */
+  async record<E extends OperationalEventType>(sql: Sql, event: OperationalEvent<E>): Promise<string> {
+    const id = newId('evt');
+    await sql.query(RECORD, [id, event.orgId, event.event, JSON.stringify(event.fields), event.occurredAt ?? null]);
+    return id;
+  }
+
+  /**
+   * A page of the organization's events in `retained`, newest first, with the request's
+   * filters. `created_after`/`created_before` narrow the range; never widen it.
+   */
+  list(orgId: string, retained: HistoryRange, query: EventsQuery): Promise<Page<EventView>> {
+    const filters = where('ev.org_id = ?', orgId).and(...eventsBetween(retained, query)).matching(query, { type: 'ev.event', call_id: 'ev.call_id' });
+    return listPage(this.db, { select: eventRow.select('ev'), from: eventRow.from('ev'), where: filters }, query, presentRow<EventRow>);
+  }
+
+  /** The organization's event with this id in `retained`: one primary-key probe per day (an id says nothing of its time). */
+  async find(orgId: string, id: string, retained: HistoryRange): Promise<EventRow | null> {
+    const [row] = await this.db.query(
+      `SELECT ${eventRow.select('ev')} FROM ${eventRow.from('ev')} WHERE ev.id = $1 AND ev.org_id = $2 AND ev.created_at >= $3 AND ev.created_at <= $4`,
+      [id, orgId, retained.from, retained.to],
+    );
+    return row ?? null;
+  }
+}
+
+/**
+ * The condition on `created_at` of a list: the retained range, narrowed by the filters (each
+ * exclusive). A filter's time is brought into the range first, so the database only ever sees
+ * times of the range, however far off the one asked for.
+ */
+function eventsBetween(retained: HistoryRange, { created_after: after, created_before: before }: EventFilters): [string, Date, Date] {
+  const within = (t: Date) => new Date(Math.min(Math.max(t.getTime(), retained.from.getTime()), retained.to.getTime()));
+  const from = after && after > retained.from ? within(after) : null;
+  const to = before && before < retained.to ? within(before) : null;
+  return [`ev.created_at ${from ? '>' : '>='} ? AND ev.created_at ${to ? '<' : '<='} ?`, from ?? retained.from, to ?? retained.to];
+}
