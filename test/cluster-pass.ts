@@ -7,12 +7,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { PrivateRedisCluster } from './helpers/redis-server.js';
+import { onFreshPorts, PrivateRedisCluster } from './helpers/redis-server.js';
 
 const mocha = createRequire(import.meta.url).resolve('mocha/bin/mocha.js');
 
 async function main(): Promise<number> {
-  const cluster = await PrivateRedisCluster.start();
+  const cluster = await onFreshPorts(() => PrivateRedisCluster.start());
   try {
     process.stdout.write(`cluster pass: a Redis Cluster of three masters, REDIS_CLUSTER_NODES=${cluster.env.REDIS_CLUSTER_NODES}\n`);
     const child = spawn(process.execPath, [mocha, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, ...cluster.env } });

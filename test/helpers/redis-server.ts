@@ -169,5 +169,21 @@ export class PrivateRedisCluster implements PrivateRedis {
   }
 }
 
+/**
+ * Starts a private Redis, on other free ports when a server exits at start: a port free when
+ * picked can be taken before redis-server binds it (by another test run on the machine, or an
+ * outgoing connection); seen once in a full cluster pass while another suite ran beside it.
+ */
+export async function onFreshPorts<R>(start: () => Promise<R>, attempts = 5): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= attempts || !/exited with/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
 /** A Redis of the test's own, of the kind this run uses: one server, or in the cluster pass a cluster. */
-export const startPrivateRedis = (): Promise<PrivateRedis> => (config.redis.mode === 'cluster' ? PrivateRedisCluster.start() : PrivateRedisServer.start());
+export const startPrivateRedis = (): Promise<PrivateRedis> =>
+  onFreshPorts<PrivateRedis>(() => (config.redis.mode === 'cluster' ? PrivateRedisCluster.start() : PrivateRedisServer.start()));
