@@ -28,6 +28,13 @@ const ENDPOINTS_PER_SCAN = 1000;
 export const RECORD_BATCH = 200;
 const RECORD_WAIT_MS = 10;
 
+/**
+ * How late after its send slot a rate-limited endpoint's delivery may still go out. One later
+ * (its lane was held up) is given back, due again, and gets a new slot at a later claim: sent
+ * late beside the deliveries of the next slots, it would make a burst over the rate.
+ */
+export const PACE_LATE_MS = 50;
+
 /** What became of one attempt, once recorded. */
 export interface AttemptReport {
   target: DeliveryTarget;
@@ -41,9 +48,18 @@ export interface DispatcherHooks {
   onFailed?: (reports: AttemptReport[]) => Promise<void>;
 }
 
+/** A claimed delivery in its lane. */
+interface Waiting {
+  target: DeliveryTarget;
+  /** Its send slot (a rate-limited endpoint's; Date.now() ms): not sent before. Null: at once. */
+  notBefore: number | null;
+}
+
 interface Lane {
   inFlight: number;
-  waiting: DeliveryTarget[];
+  waiting: Waiting[];
+  /** Set while the lane's next delivery waits for its send slot (the lane is then not in `ready`). */
+  slotTimer: NodeJS.Timeout | null;
 }
 
 /**
@@ -51,9 +67,10 @@ interface Lane {
  * batches (fair: at most a few per endpoint per claim, and none for an endpoint whose lane is
  * full) and wait in per-endpoint lanes in memory; each lane sends at most
  * `endpointConcurrency` at once, so a slow receiver holds its own lane and nothing else, and a
- * delivery held back costs nothing (it is not claimed until there is room). Each attempt goes
- * through the stages prepare → send → decide → record, and attempts are recorded in batches,
- * one statement each.
+ * delivery held back costs nothing (it is not claimed until there is room). A rate-limited
+ * endpoint's deliveries come with their send slots (see `WebhookDeliveryRepository.claimDue`),
+ * and its lane sends each in its slot. Each attempt goes through the stages prepare → send →
+ * decide → record, and attempts are recorded in batches, one statement each.
  */
 export class Dispatcher {
   private readonly lanes = new Map<string, Lane>();
@@ -179,9 +196,13 @@ export class Dispatcher {
       logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
       return;
     }
+    // Send slots count from the answer: never before the slot, whatever the clocks of the
+    // database and this machine say. A lane sends in slot order.
+    const claimedAt = Date.now();
+    targets.sort((a, b) => (a.wait_ms ?? 0) - (b.wait_ms ?? 0));
     const got = new Map<string, number>();
     for (const target of targets) {
-      this.enqueue(target);
+      this.enqueue(target, target.wait_ms == null ? null : claimedAt + target.wait_ms);
       got.set(target.endpoint_id, (got.get(target.endpoint_id) ?? 0) + 1);
     }
     for (const { endpointId, quota } of wanted) {
@@ -204,24 +225,45 @@ export class Dispatcher {
     if (drained || (this.roomLimited && this.room() >= this.settings.concurrency)) this.wake();
   }
 
-  private enqueue(target: DeliveryTarget): void {
+  private enqueue(target: DeliveryTarget, notBefore: number | null): void {
     let lane = this.lanes.get(target.endpoint_id);
     if (!lane) {
-      lane = { inFlight: 0, waiting: [] };
+      lane = { inFlight: 0, waiting: [], slotTimer: null };
       this.lanes.set(target.endpoint_id, lane);
     }
-    lane.waiting.push(target);
+    lane.waiting.push({ target, notBefore });
     this.waiting++;
     if (lane.waiting.length === 1 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(target.endpoint_id);
   }
 
-  /** Starts attempts from the ready lanes, round robin, up to the process's concurrency. */
+  /**
+   * Starts attempts from the ready lanes, round robin, up to the process's concurrency. A lane
+   * whose next delivery's send slot has not come waits for it outside `ready`; one whose slot
+   * passed more than PACE_LATE_MS ago is given back.
+   */
   private pump(): void {
+    const late: DeliveryTarget[] = [];
     while (this.inFlight < this.settings.concurrency && this.ready.length > 0) {
       const endpointId = this.ready.shift()!;
       const lane = this.lanes.get(endpointId)!;
-      const target = lane.waiting.shift()!;
+      const { notBefore } = lane.waiting[0];
+      const early = notBefore === null ? 0 : notBefore - Date.now();
+      if (early > 0) {
+        lane.slotTimer = setTimeout(() => {
+          lane.slotTimer = null;
+          this.ready.push(endpointId);
+          this.pump();
+        }, early);
+        continue;
+      }
+      const target = lane.waiting.shift()!.target;
       this.waiting--;
+      if (-early > PACE_LATE_MS) {
+        late.push(target);
+        if (lane.waiting.length > 0) this.ready.push(endpointId);
+        else if (lane.inFlight === 0) this.lanes.delete(endpointId);
+        continue;
+      }
       lane.inFlight++;
       this.inFlight++;
       if (lane.waiting.length > 0 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(endpointId);
@@ -241,6 +283,7 @@ export class Dispatcher {
         });
       this.sends.add(send);
     }
+    if (late.length > 0) void this.repository.release(late).catch((err) => logger.warn({ err }, 'webhooks: late deliveries not given back; their leases end on their own'));
   }
 
   private notRecorded(target: DeliveryTarget, err: unknown): void {
@@ -329,7 +372,8 @@ export class Dispatcher {
     this.stopped = true;
     if (this.poll) clearInterval(this.poll);
     await this.claiming;
-    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
+    for (const lane of this.lanes.values()) if (lane.slotTimer) clearTimeout(lane.slotTimer);
+    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0).map((w) => w.target));
     this.ready.length = 0;
     this.waiting = 0;
     await Promise.all(this.sends);

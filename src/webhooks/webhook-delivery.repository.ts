@@ -37,8 +37,21 @@ const PAUSE_OR_RESUME = `UPDATE webhook_deliveries d SET next_attempt_at = CASE 
   WHERE w.id = d.endpoint_id AND d.endpoint_id = ANY($1) AND d.status IN ('pending', 'retrying')
     AND (w.disabled OR d.next_attempt_at IS NULL)`;
 
-/** The columns an attempt needs, selected with the delivery, its endpoint and its event. */
-const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload`;
+/**
+ * The columns an attempt needs, selected with the delivery, its endpoint and its event. The
+ * previous secret of a rotation only while its overlap runs (the attempt checks its expiry
+ * again when it is made).
+ */
+const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload,
+  CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
+  CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_expires_at END AS previous_secret_expires_at`;
+
+/**
+ * How far ahead a claim hands out send slots of a rate-limited endpoint, in seconds: it takes
+ * only deliveries whose slot starts within this much of now, so none is leased long before it
+ * can go, and the next claims (the workers poll every 500 ms) take the slots after.
+ */
+export const PACE_HORIZON_SECONDS = 1;
 
 /**
  * Every statement of the delivery path (SPEC.md §6, CONTRACT.md "Webhook delivery"), on a pg
@@ -108,30 +121,60 @@ export class WebhookDeliveryRepository {
    * leasing each for `leaseSeconds`; a disabled endpoint's are left alone. Rows another
    * worker holds are skipped. Only deliveries in `range` (see `openRange`); each one's event
    * is read from its own day. Returns what their attempts need.
+   *
+   * A rate-limited endpoint (`rate_limit_per_second`) is paced here, across every worker: its
+   * row is locked for the statement (a concurrent claim skips the endpoint), the claim takes at
+   * most the deliveries whose send slots (from `paced_until`, or now when that has passed, one
+   * every 1/rate s) start within PACE_HORIZON_SECONDS, gives each its slot as `wait_ms` (after
+   * the statement ends; negative when the slot began while it ran), and moves `paced_until`
+   * past the last slot it took. Deliveries left are still due and
+   * get later slots in later claims. Other endpoints' rows are neither locked nor written.
    */
   async claimDue(wanted: Array<{ endpointId: string; quota: number }>, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
     if (wanted.length === 0) return [];
     const { rows } = await this.pool.query<DeliveryTarget>({
       name: 'webhook_claim_due',
-      text: `WITH mine AS (
-               SELECT due.id, due.created_at FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+      text: `WITH want AS (
+               SELECT * FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+             ), paced AS (
+               SELECT w.id, w.rate_limit_per_second AS rate, greatest(w.paced_until, now()) AS start
+                 FROM want JOIN webhook_endpoints w ON w.id = want.endpoint_id
+                WHERE w.rate_limit_per_second IS NOT NULL AND NOT w.disabled
+                  FOR UPDATE OF w SKIP LOCKED
+             ), mine AS (
+               SELECT due.id, due.created_at,
+                      p.start + make_interval(secs => (row_number() OVER (PARTITION BY want.endpoint_id ORDER BY due.next_attempt_at) - 1) / p.rate::float8) AS send_at
+                 FROM want
                  JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled
+                 LEFT JOIN paced p ON p.id = want.endpoint_id
                  CROSS JOIN LATERAL (
-                   SELECT d.id, d.created_at FROM webhook_deliveries d
+                   SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
                     WHERE d.endpoint_id = want.endpoint_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
                       AND d.created_at >= $4 AND d.created_at <= $5
-                    ORDER BY d.next_attempt_at LIMIT want.quota
+                    ORDER BY d.next_attempt_at
+                    -- A paced endpoint: the slots that start within the horizon; none while
+                    -- another claim holds it.
+                    LIMIT CASE WHEN w.rate_limit_per_second IS NULL THEN want.quota
+                               WHEN p.id IS NULL THEN 0
+                               ELSE least(want.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) * p.rate)))::int END
                     FOR UPDATE OF d SKIP LOCKED
                  ) due
              ), claimed AS (
                UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $3)
                  FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND d.created_at >= $4 AND d.created_at <= $5
-               RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at
+               RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at, mine.send_at
+             ), paced_on AS (
+               UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n / p.rate::float8)
+                 FROM paced p CROSS JOIN LATERAL (SELECT count(*) AS n FROM claimed c WHERE c.endpoint_id = p.id) taken
+                WHERE w.id = p.id AND taken.n > 0
              )
-             SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at, ${TARGET}
+             -- Slots as waits from the end of the statement (not its start, now()), so how long
+             -- it ran does not move them; negative: that slot has begun.
+             SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at,
+                    ceil(extract(epoch FROM c.send_at - clock_timestamp()) * 1000)::int AS wait_ms, ${TARGET}
                FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
                JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ev.created_at >= $4 AND ev.created_at <= $5`,
-      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to],
+      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to, PACE_HORIZON_SECONDS],
     });
     return rows;
   }
