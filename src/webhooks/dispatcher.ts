@@ -68,7 +68,7 @@ interface Lane {
  * full) and wait in per-endpoint lanes in memory; each lane sends at most
  * `endpointConcurrency` at once, so a slow receiver holds its own lane and nothing else, and a
  * delivery held back costs nothing (it is not claimed until there is room). A rate-limited
- * endpoint's deliveries come with their send slots (see `WebhookDeliveryRepository.claimDue`),
+ * endpoint's deliveries come with their send slots (see `WebhookDeliveryRepository.claimPaced`),
  * and its lane sends each in its slot. Each attempt goes through the stages prepare → send →
  * decide → record, and attempts are recorded in batches, one statement each.
  */
@@ -89,6 +89,12 @@ export class Dispatcher {
   private readonly candidates = new Set<string>();
   /** Where the next endpoint scan starts (endpoint ids in order; '' from the first). */
   private scanAfter = '';
+  /**
+   * Endpoints with a rate limit, as the scans last found them: their claims are
+   * `claimPaced`'s. Each claim statement also checks the limit itself, so an endpoint whose
+   * limit was just set or removed waits for the next scan, never goes unpaced.
+   */
+  private readonly paced = new Set<string>();
   /** Where open deliveries are (looked up at each scan): claims read only those days' partitions. */
   private open: HistoryRange;
   private stopped = false;
@@ -124,8 +130,12 @@ export class Dispatcher {
     try {
       this.open = await this.repository.openRange(this.settings.retained());
       const found = await this.repository.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN, this.open);
-      for (const id of found) this.candidates.add(id);
-      this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1] : '';
+      for (const { id, paced } of found) {
+        this.candidates.add(id);
+        if (paced) this.paced.add(id);
+        else this.paced.delete(id);
+      }
+      this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1].id : '';
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not look for due deliveries; the next poll tries again');
     }
@@ -189,22 +199,33 @@ export class Dispatcher {
       left -= quota;
     }
     if (wanted.length === 0) return;
-    let targets: DeliveryTarget[];
+    // Rate-limited endpoints are claimed by a statement of their own: Postgres plans a claim at
+    // every execution (it prunes partitions by the range), so pacing in the one statement made
+    // every claim cost more to plan, paced endpoints or not.
+    const pacedWanted = this.paced.size === 0 ? [] : wanted.filter((w) => this.paced.has(w.endpointId));
+    const freeWanted = pacedWanted.length === 0 ? wanted : wanted.filter((w) => !this.paced.has(w.endpointId));
+    const { leaseSeconds } = this.settings;
+    let free: DeliveryTarget[];
+    let paced: { targets: DeliveryTarget[]; answeredAt: number };
     try {
-      targets = await this.repository.claimDue(wanted, this.settings.leaseSeconds, this.open);
+      [free, paced] = await Promise.all([
+        this.repository.claimDue(freeWanted, leaseSeconds, this.open),
+        this.repository.claimPaced(pacedWanted, leaseSeconds, this.open).then((targets) => ({ targets, answeredAt: Date.now() })),
+      ]);
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
       return;
     }
+    const got = new Map<string, number>();
+    const take = (target: DeliveryTarget, notBefore: number | null) => {
+      this.enqueue(target, notBefore);
+      got.set(target.endpoint_id, (got.get(target.endpoint_id) ?? 0) + 1);
+    };
+    for (const target of free) take(target, null);
     // Send slots count from the answer: never before the slot, whatever the clocks of the
     // database and this machine say. A lane sends in slot order.
-    const claimedAt = Date.now();
-    targets.sort((a, b) => (a.wait_ms ?? 0) - (b.wait_ms ?? 0));
-    const got = new Map<string, number>();
-    for (const target of targets) {
-      this.enqueue(target, target.wait_ms == null ? null : claimedAt + target.wait_ms);
-      got.set(target.endpoint_id, (got.get(target.endpoint_id) ?? 0) + 1);
-    }
+    paced.targets.sort((a, b) => a.wait_ms! - b.wait_ms!);
+    for (const target of paced.targets) take(target, paced.answeredAt + target.wait_ms!);
     for (const { endpointId, quota } of wanted) {
       // Fewer than asked: nothing more is due there now. Else it goes to the back of the line.
       this.candidates.delete(endpointId);

@@ -144,8 +144,9 @@ describe('a rate-limited endpoint’s lane (the dispatcher, with its repository 
     let claims = 0;
     const repository = {
       openRange: async () => range,
-      openEndpoints: async () => ['whe_1'],
-      claimDue: async () => {
+      openEndpoints: async () => [{ id: 'whe_1', paced: true }],
+      claimDue: async () => [],
+      claimPaced: async () => {
         claimedAt = Date.now();
         // The first claim hands out the slots; later ones find nothing more.
         return claims++ > 0 ? [] : slots.map((wait, i) => target({ delivery_id: `dlv_${i}`, wait_ms: wait }));

@@ -74,9 +74,9 @@ describe('webhook maintenance', () => {
       const all: string[] = [];
       for (let after = ''; ; ) {
         const page = await repository.openEndpoints(after, 2, retained());
-        all.push(...page);
+        all.push(...page.map((e) => e.id));
         if (page.length < 2) break;
-        after = page[page.length - 1];
+        after = page[page.length - 1].id;
       }
       expect(all).to.include(open.endpointId);
       expect(all).to.not.include(done.endpointId);
@@ -96,7 +96,7 @@ describe('webhook maintenance', () => {
       const plus = async (t: string, ms: number): Promise<string> =>
         (await db.query(`SELECT to_char($1::timestamp + make_interval(secs => $2::float8 / 1000), 'YYYY-MM-DD HH24:MI:SS.US') AS t`, [t, ms]))[0].t;
       const claimSorted = async (endpointId: string, quota: number) =>
-        (await repository.claimDue([{ endpointId, quota }], 60, retained())).sort((a, b) => a.wait_ms! - b.wait_ms!);
+        (await repository.claimPaced([{ endpointId, quota }], 60, retained())).sort((a, b) => a.wait_ms! - b.wait_ms!);
       /** The gaps between successive slots, in ms (each slot's wait is measured a few µs apart: ±1). */
       const gaps = (claimed: Array<{ wait_ms?: number | null }>) => claimed.slice(1).map((r, i) => r.wait_ms! - claimed[i].wait_ms!);
 
@@ -128,24 +128,22 @@ describe('webhook maintenance', () => {
         expect(await pacedUntil(none.endpointId)).to.equal(unchanged);
       });
 
-      it('leaves an endpoint without a limit alone: no slots, no paced_until, and its row is not locked', async () => {
+      it('claims an endpoint with a limit only through claimPaced, and one without only through claimDue, whose rows it neither locks nor writes', async () => {
         const free = await pacedEndpoint(3, null, null);
         const paced = await pacedEndpoint(3, 4, null);
+        const both = [
+          { endpointId: free.endpointId, quota: 10 },
+          { endpointId: paced.endpointId, quota: 10 },
+        ];
         const holder = db.createQueryRunner();
         await holder.connect();
         try {
           await holder.startTransaction();
           await holder.query('SELECT 1 FROM webhook_endpoints WHERE id = ANY($1) FOR UPDATE', [[free.endpointId, paced.endpointId]]);
           // While another transaction holds both rows, the limited one is skipped (its pace is
-          // being moved elsewhere), the other claimed as ever.
-          const claimed = await repository.claimDue(
-            [
-              { endpointId: free.endpointId, quota: 10 },
-              { endpointId: paced.endpointId, quota: 10 },
-            ],
-            60,
-            retained(),
-          );
+          // being moved elsewhere); the other is claimed as ever.
+          expect(await repository.claimPaced(both, 60, retained())).to.deep.equal([]);
+          const claimed = await repository.claimDue(both, 60, retained());
           expect(claimed.map((r) => r.delivery_id).sort()).to.deep.equal([...free.ids].sort());
           expect(claimed.map((r) => r.wait_ms)).to.deep.equal([null, null, null]);
         } finally {
@@ -153,13 +151,23 @@ describe('webhook maintenance', () => {
           await holder.release();
         }
         expect(await pacedUntil(free.endpointId)).to.equal(null);
-        expect(await claimSorted(paced.endpointId, 10)).to.have.lengthOf(3);
+        expect((await repository.claimPaced(both, 60, retained())).map((r) => r.delivery_id).sort()).to.deep.equal([...paced.ids].sort());
+      });
+
+      it('the endpoint scan says which endpoints have a limit', async () => {
+        const free = await pacedEndpoint(1, null, null);
+        const paced = await pacedEndpoint(1, 7, null);
+        const found = await repository.openEndpoints('', 1000, retained());
+        expect(found.filter((e) => [free.endpointId, paced.endpointId].includes(e.id))).to.have.deep.members([
+          { id: free.endpointId, paced: false },
+          { id: paced.endpointId, paced: true },
+        ]);
       });
 
       it('claims running at once never hand out one slot twice: paced_until moves by exactly one slot per delivery taken', async () => {
         const { endpointId, ids } = await pacedEndpoint(200, 50, '200 milliseconds');
         const start = (await pacedUntil(endpointId))!;
-        const claims = await Promise.all(Array.from({ length: 4 }, () => repository.claimDue([{ endpointId, quota: 30 }], 60, retained())));
+        const claims = await Promise.all(Array.from({ length: 4 }, () => repository.claimPaced([{ endpointId, quota: 30 }], 60, retained())));
         const claimed = claims.flat().map((r) => r.delivery_id);
         expect(new Set(claimed).size).to.equal(claimed.length);
         expect(claimed.every((id) => ids.includes(id))).to.equal(true);
