@@ -82,9 +82,49 @@ const claimStatement = (mine: string, after = '') => `WITH ${mine}, claimed AS (
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
     JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ev.created_at >= $4 AND ev.created_at <= $5`;
 
+/** `claimDue`: endpoints without a rate limit. */
+const CLAIM_DUE = claimStatement(`mine AS (
+    SELECT due.id, due.created_at, NULL::timestamptz AS send_at FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+      JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NULL
+      CROSS JOIN LATERAL (
+        SELECT d.id, d.created_at FROM webhook_deliveries d
+         WHERE ${DUE_OF('want.endpoint_id')}
+         ORDER BY d.next_attempt_at LIMIT want.quota
+         FOR UPDATE OF d SKIP LOCKED
+      ) due
+  )`);
+
+/** `claimPaced`: rate-limited endpoints, locked, their send slots within the horizon ($6). */
+const CLAIM_PACED = claimStatement(
+  `paced AS (
+    SELECT w.id, want.quota, w.rate_limit_per_second AS rate, greatest(w.paced_until, now()) AS start
+      FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+      JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NOT NULL
+       FOR UPDATE OF w SKIP LOCKED
+  ), mine AS (
+    SELECT due.id, due.created_at,
+           p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) / p.rate::float8) AS send_at
+      FROM paced p CROSS JOIN LATERAL (
+        SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
+         WHERE ${DUE_OF('p.id')}
+         ORDER BY d.next_attempt_at
+         -- The slots that start within the horizon.
+         LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) * p.rate)))::int
+         FOR UPDATE OF d SKIP LOCKED
+      ) due
+  )`,
+  `, paced_on AS (
+    UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n / p.rate::float8)
+      FROM paced p CROSS JOIN LATERAL (SELECT count(*) AS n FROM claimed c WHERE c.endpoint_id = p.id) taken
+     WHERE w.id = p.id AND taken.n > 0
+  )`,
+);
+
 /**
  * Every statement of the delivery path (SPEC.md §6, CONTRACT.md "Webhook delivery"), on a pg
- * pool of its own: named statements, planned once per connection, one round trip each.
+ * pool of its own: named statements, parsed once per connection (Postgres still plans each
+ * execution, pruning the partitions by the range given: generic plans are never chosen), one
+ * round trip each.
  * Postgres is the delivery queue: a delivery is due when `status` is pending or retrying and
  * `next_attempt_at` has passed; claiming one moves `next_attempt_at` past the attempt (a
  * lease), so a worker that dies mid-attempt leaves it due again when the lease ends. A
@@ -154,25 +194,8 @@ export class WebhookDeliveryRepository {
    * Only deliveries in `range` (see `openRange`); each one's event is read from its own day.
    * Returns what their attempts need.
    */
-  async claimDue(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
-    if (wanted.length === 0) return [];
-    const { rows } = await this.pool.query<DeliveryTarget>({
-      name: 'webhook_claim_due',
-      text: claimStatement(
-        `mine AS (
-           SELECT due.id, due.created_at, NULL::timestamptz AS send_at FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
-             JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NULL
-             CROSS JOIN LATERAL (
-               SELECT d.id, d.created_at FROM webhook_deliveries d
-                WHERE ${DUE_OF('want.endpoint_id')}
-                ORDER BY d.next_attempt_at LIMIT want.quota
-                FOR UPDATE OF d SKIP LOCKED
-             ) due
-         )`,
-      ),
-      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to],
-    });
-    return rows;
+  claimDue(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
+    return this.claim('webhook_claim_due', CLAIM_DUE, wanted, leaseSeconds, range);
   }
 
   /**
@@ -185,36 +208,15 @@ export class WebhookDeliveryRepository {
    * deliveries left are still due and get later slots in later claims. An endpoint without a
    * limit (any more) gets nothing here.
    */
-  async claimPaced(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
+  claimPaced(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
+    return this.claim('webhook_claim_paced', CLAIM_PACED, wanted, leaseSeconds, range, PACE_HORIZON_SECONDS);
+  }
+
+  /** Runs a claim statement: $1, $2 what is wanted, $3 the lease, $4 and $5 the range, then `more`. */
+  private async claim(name: string, text: string, wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange, ...more: unknown[]): Promise<DeliveryTarget[]> {
     if (wanted.length === 0) return [];
-    const { rows } = await this.pool.query<DeliveryTarget>({
-      name: 'webhook_claim_paced',
-      text: claimStatement(
-        `paced AS (
-           SELECT w.id, want.quota, w.rate_limit_per_second AS rate, greatest(w.paced_until, now()) AS start
-             FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
-             JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NOT NULL
-              FOR UPDATE OF w SKIP LOCKED
-         ), mine AS (
-           SELECT due.id, due.created_at,
-                  p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) / p.rate::float8) AS send_at
-             FROM paced p CROSS JOIN LATERAL (
-               SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
-                WHERE ${DUE_OF('p.id')}
-                ORDER BY d.next_attempt_at
-                -- The slots that start within the horizon.
-                LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) * p.rate)))::int
-                FOR UPDATE OF d SKIP LOCKED
-             ) due
-         )`,
-        `, paced_on AS (
-           UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n / p.rate::float8)
-             FROM paced p CROSS JOIN LATERAL (SELECT count(*) AS n FROM claimed c WHERE c.endpoint_id = p.id) taken
-            WHERE w.id = p.id AND taken.n > 0
-         )`,
-      ),
-      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to, PACE_HORIZON_SECONDS],
-    });
+    const values = [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to, ...more];
+    const { rows } = await this.pool.query<DeliveryTarget>({ name, text, values });
     return rows;
   }
 
