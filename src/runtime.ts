@@ -198,7 +198,8 @@ export type Runtime = ReturnType<typeof createRuntime>;
  */
 export function createDeliveryPath({ jobs, redis }: Runtime) {
   const { webhook } = config;
-  // One connection per claim or record in flight at a time, and one for a support retry.
+  // A claim in flight uses one connection (two when it asks for rate-limited endpoints too), a
+  // record one, a support retry one.
   const pool = createPool(4);
   const metrics = new WebhookMetrics(redis);
   const dispatcher = new Dispatcher(

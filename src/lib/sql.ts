@@ -23,9 +23,15 @@ export type RowOf<M extends ColumnMap> = { [K in keyof M]: M[K] extends Column<i
 /** The row as the API shows it: timestamps as ISO 8601 strings, everything else as it is. */
 export type Presented<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] extends Date | null ? string | null : R[K] };
 
-/** A value to write that is SQL from code (never input), e.g. computed from the row as it was. */
+/**
+ * A value to write that is SQL from code (never input), e.g. computed from the row as it was;
+ * each `?` in it stands for one of `values`, bound as a parameter (see `Where.bind`).
+ */
 export class SqlValue {
-  constructor(readonly sql: string) {}
+  constructor(
+    readonly sql: string,
+    readonly values: readonly unknown[] = [],
+  ) {}
 }
 
 /** A table's row shape: select lists and presentation derive from its one column map. */
@@ -68,9 +74,14 @@ export class Where {
 
   /** Adds `sql`, its `?`s each standing for one of `values` in order. */
   and(sql: string, ...values: unknown[]): this {
-    let i = 0;
-    this.clauses.push(sql.replace(/\?/g, () => this.param(values[i++])));
+    this.clauses.push(this.bind(sql, values));
     return this;
+  }
+
+  /** `sql` with each `?` replaced by a new parameter holding the matching one of `values`. */
+  bind(sql: string, values: readonly unknown[]): string {
+    let i = 0;
+    return sql.replace(/\?/g, () => this.param(values[i++]));
   }
 
   /** Adds `column = value`, unless `value` is undefined (a filter the request did not give). */

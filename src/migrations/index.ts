@@ -7,9 +7,10 @@ import { IdempotencyPerCredential1795400000000 } from './1795400000000-Idempoten
 import { DeliveryQueuePerEndpoint1795500000000 } from './1795500000000-DeliveryQueuePerEndpoint.js';
 import { HistoryPartitions1795600000000 } from './1795600000000-HistoryPartitions.js';
 import { TextsSentByJob1795731000000 } from './1795731000000-TextsSentByJob.js';
+import { WebhookRotationAndThrottle1795800000000 } from './1795800000000-WebhookRotationAndThrottle.js';
 import { EventsFeed1795810000000 } from './1795810000000-EventsFeed.js';
 import { DoNotCall1795820000000 } from './1795820000000-DoNotCall.js';
 import { ResalePrices1795830000000 } from './1795830000000-ResalePrices.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
-export const migrations: Function[] = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187, Webhooks1795370287462, IdempotencyPerCredential1795400000000, DeliveryQueuePerEndpoint1795500000000, HistoryPartitions1795600000000, TextsSentByJob1795731000000, EventsFeed1795810000000, DoNotCall1795820000000, ResalePrices1795830000000];
+export const migrations: Function[] = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187, Webhooks1795370287462, IdempotencyPerCredential1795400000000, DeliveryQueuePerEndpoint1795500000000, HistoryPartitions1795600000000, TextsSentByJob1795731000000, WebhookRotationAndThrottle1795800000000, EventsFeed1795810000000, DoNotCall1795820000000, ResalePrices1795830000000];

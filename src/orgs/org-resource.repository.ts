@@ -50,8 +50,8 @@ export interface OrgResourceSpec<M extends OrgResourceColumns, F extends keyof M
   writeOnly?: W;
 }
 
-/** A written value: SQL from code as it is, anything else a bound parameter of `params`. */
-const valueOf = (params: Where, value: unknown): string => (value instanceof SqlValue ? value.sql : params.param(value));
+/** A written value: SQL from code (its values bound as parameters of `params`), anything else a bound parameter. */
+const valueOf = (params: Where, value: unknown): string => (value instanceof SqlValue ? params.bind(value.sql, value.values) : params.param(value));
 
 /** The unique index or constraint a Postgres error names, if any. */
 function violatedConstraint(err: unknown): string | undefined {

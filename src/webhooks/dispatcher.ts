@@ -28,6 +28,13 @@ const ENDPOINTS_PER_SCAN = 1000;
 export const RECORD_BATCH = 200;
 const RECORD_WAIT_MS = 10;
 
+/**
+ * How late after its send slot a rate-limited endpoint's delivery may still go out. One later
+ * (its lane was held up) is given back, due again, and gets a new slot at a later claim: sent
+ * late beside the deliveries of the next slots, it would make a burst over the rate.
+ */
+export const PACE_LATE_MS = 50;
+
 /** What became of one attempt, once recorded. */
 export interface AttemptReport {
   target: DeliveryTarget;
@@ -41,9 +48,18 @@ export interface DispatcherHooks {
   onFailed?: (reports: AttemptReport[]) => Promise<void>;
 }
 
+/** A claimed delivery in its lane. */
+interface Waiting {
+  target: DeliveryTarget;
+  /** Its send slot (a rate-limited endpoint's; Date.now() ms): not sent before. Null: at once. */
+  notBefore: number | null;
+}
+
 interface Lane {
   inFlight: number;
-  waiting: DeliveryTarget[];
+  waiting: Waiting[];
+  /** Set while the lane's next delivery waits for its send slot (the lane is then not in `ready`). */
+  slotTimer: NodeJS.Timeout | null;
 }
 
 /**
@@ -51,9 +67,10 @@ interface Lane {
  * batches (fair: at most a few per endpoint per claim, and none for an endpoint whose lane is
  * full) and wait in per-endpoint lanes in memory; each lane sends at most
  * `endpointConcurrency` at once, so a slow receiver holds its own lane and nothing else, and a
- * delivery held back costs nothing (it is not claimed until there is room). Each attempt goes
- * through the stages prepare → send → decide → record, and attempts are recorded in batches,
- * one statement each.
+ * delivery held back costs nothing (it is not claimed until there is room). A rate-limited
+ * endpoint's deliveries come with their send slots (see `WebhookDeliveryRepository.claimPaced`),
+ * and its lane sends each in its slot. Each attempt goes through the stages prepare → send →
+ * decide → record, and attempts are recorded in batches, one statement each.
  */
 export class Dispatcher {
   private readonly lanes = new Map<string, Lane>();
@@ -72,6 +89,12 @@ export class Dispatcher {
   private readonly candidates = new Set<string>();
   /** Where the next endpoint scan starts (endpoint ids in order; '' from the first). */
   private scanAfter = '';
+  /**
+   * Endpoints with a rate limit, as the scans last found them: their claims are
+   * `claimPaced`'s. Each claim statement also checks the limit itself, so an endpoint whose
+   * limit was just set or removed waits for the next scan, never goes unpaced.
+   */
+  private readonly paced = new Set<string>();
   /** Where open deliveries are (looked up at each scan): claims read only those days' partitions. */
   private open: HistoryRange;
   private stopped = false;
@@ -107,8 +130,12 @@ export class Dispatcher {
     try {
       this.open = await this.repository.openRange(this.settings.retained());
       const found = await this.repository.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN, this.open);
-      for (const id of found) this.candidates.add(id);
-      this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1] : '';
+      for (const { id, paced } of found) {
+        this.candidates.add(id);
+        if (paced) this.paced.add(id);
+        else this.paced.delete(id);
+      }
+      this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1].id : '';
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not look for due deliveries; the next poll tries again');
     }
@@ -172,18 +199,33 @@ export class Dispatcher {
       left -= quota;
     }
     if (wanted.length === 0) return;
-    let targets: DeliveryTarget[];
+    // Rate-limited endpoints are claimed by a statement of their own: Postgres plans a claim at
+    // every execution (it prunes partitions by the range), so pacing in the one statement made
+    // every claim cost more to plan, paced endpoints or not.
+    const pacedWanted = this.paced.size === 0 ? [] : wanted.filter((w) => this.paced.has(w.endpointId));
+    const freeWanted = pacedWanted.length === 0 ? wanted : wanted.filter((w) => !this.paced.has(w.endpointId));
+    const { leaseSeconds } = this.settings;
+    let free: DeliveryTarget[];
+    let paced: { targets: DeliveryTarget[]; answeredAt: number };
     try {
-      targets = await this.repository.claimDue(wanted, this.settings.leaseSeconds, this.open);
+      [free, paced] = await Promise.all([
+        this.repository.claimDue(freeWanted, leaseSeconds, this.open),
+        this.repository.claimPaced(pacedWanted, leaseSeconds, this.open).then((targets) => ({ targets, answeredAt: Date.now() })),
+      ]);
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not claim due deliveries; the next poll tries again');
       return;
     }
     const got = new Map<string, number>();
-    for (const target of targets) {
-      this.enqueue(target);
+    const take = (target: DeliveryTarget, notBefore: number | null) => {
+      this.enqueue(target, notBefore);
       got.set(target.endpoint_id, (got.get(target.endpoint_id) ?? 0) + 1);
-    }
+    };
+    for (const target of free) take(target, null);
+    // Send slots count from the answer: never before the slot, whatever the clocks of the
+    // database and this machine say. A lane sends in slot order.
+    paced.targets.sort((a, b) => a.wait_ms! - b.wait_ms!);
+    for (const target of paced.targets) take(target, paced.answeredAt + target.wait_ms!);
     for (const { endpointId, quota } of wanted) {
       // Fewer than asked: nothing more is due there now. Else it goes to the back of the line.
       this.candidates.delete(endpointId);
@@ -204,24 +246,45 @@ export class Dispatcher {
     if (drained || (this.roomLimited && this.room() >= this.settings.concurrency)) this.wake();
   }
 
-  private enqueue(target: DeliveryTarget): void {
+  private enqueue(target: DeliveryTarget, notBefore: number | null): void {
     let lane = this.lanes.get(target.endpoint_id);
     if (!lane) {
-      lane = { inFlight: 0, waiting: [] };
+      lane = { inFlight: 0, waiting: [], slotTimer: null };
       this.lanes.set(target.endpoint_id, lane);
     }
-    lane.waiting.push(target);
+    lane.waiting.push({ target, notBefore });
     this.waiting++;
     if (lane.waiting.length === 1 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(target.endpoint_id);
   }
 
-  /** Starts attempts from the ready lanes, round robin, up to the process's concurrency. */
+  /**
+   * Starts attempts from the ready lanes, round robin, up to the process's concurrency. A lane
+   * whose next delivery's send slot has not come waits for it outside `ready`; one whose slot
+   * passed more than PACE_LATE_MS ago is given back.
+   */
   private pump(): void {
+    const late: DeliveryTarget[] = [];
     while (this.inFlight < this.settings.concurrency && this.ready.length > 0) {
       const endpointId = this.ready.shift()!;
       const lane = this.lanes.get(endpointId)!;
-      const target = lane.waiting.shift()!;
+      const { notBefore } = lane.waiting[0];
+      const early = notBefore === null ? 0 : notBefore - Date.now();
+      if (early > 0) {
+        lane.slotTimer = setTimeout(() => {
+          lane.slotTimer = null;
+          this.ready.push(endpointId);
+          this.pump();
+        }, early);
+        continue;
+      }
+      const target = lane.waiting.shift()!.target;
       this.waiting--;
+      if (-early > PACE_LATE_MS) {
+        late.push(target);
+        if (lane.waiting.length > 0) this.ready.push(endpointId);
+        else if (lane.inFlight === 0) this.lanes.delete(endpointId);
+        continue;
+      }
       lane.inFlight++;
       this.inFlight++;
       if (lane.waiting.length > 0 && lane.inFlight < this.settings.endpointConcurrency) this.ready.push(endpointId);
@@ -241,6 +304,7 @@ export class Dispatcher {
         });
       this.sends.add(send);
     }
+    if (late.length > 0) void this.repository.release(late).catch((err) => logger.warn({ err }, 'webhooks: late deliveries not given back; their leases end on their own'));
   }
 
   private notRecorded(target: DeliveryTarget, err: unknown): void {
@@ -329,7 +393,8 @@ export class Dispatcher {
     this.stopped = true;
     if (this.poll) clearInterval(this.poll);
     await this.claiming;
-    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
+    for (const lane of this.lanes.values()) if (lane.slotTimer) clearTimeout(lane.slotTimer);
+    const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0).map((w) => w.target));
     this.ready.length = 0;
     this.waiting = 0;
     await Promise.all(this.sends);

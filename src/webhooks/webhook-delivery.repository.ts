@@ -68,12 +68,94 @@ function foldFailing(seen: Failing | undefined, a: RecordedAttempt): Failing {
 
 const ENDPOINT_DISABLED: OperationalEventType = 'webhook_endpoint.disabled';
 
-/** The columns an attempt needs, selected with the delivery, its endpoint and its event. */
-const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload`;
+/**
+ * The columns an attempt needs, selected with the delivery, its endpoint and its event. The
+ * previous secret of a rotation only while its overlap runs (the attempt checks its expiry
+ * again when it is made).
+ */
+const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload,
+  CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
+  CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_expires_at END AS previous_secret_expires_at`;
+
+/**
+ * How far ahead a claim hands out send slots of a rate-limited endpoint, in seconds: it takes
+ * only deliveries whose slot starts within this much of now, so none is leased long before it
+ * can go, and the next claims (the workers poll every 500 ms) take the slots after.
+ */
+export const PACE_HORIZON_SECONDS = 1;
+
+/** An endpoint the scan found with open deliveries; `paced`: it has a rate limit. */
+export interface OpenEndpoint {
+  id: string;
+  paced: boolean;
+}
+
+/** What a claim asks for: up to `quota` due deliveries of each endpoint. */
+export type ClaimWanted = Array<{ endpointId: string; quota: number }>;
+
+/** The due deliveries (as `d`) of the endpoint `endpoint` (SQL), in the claim's range ($4, $5). */
+const DUE_OF = (endpoint: string) =>
+  `d.endpoint_id = ${endpoint} AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now() AND d.created_at >= $4 AND d.created_at <= $5`;
+
+/**
+ * A claim statement: `mine` (a CTE, after the ones it needs) chooses and locks deliveries (id,
+ * created_at, send_at); they are leased for $3 seconds and what their attempts need is
+ * selected, each send slot as a wait from the end of the statement (not its start, now(), so
+ * how long it ran does not move the slots). `after` adds CTEs that read `claimed`.
+ */
+const claimStatement = (mine: string, after = '') => `WITH ${mine}, claimed AS (
+    UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $3)
+      FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND d.created_at >= $4 AND d.created_at <= $5
+    RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at, mine.send_at
+  )${after}
+  SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at,
+         ceil(extract(epoch FROM c.send_at - clock_timestamp()) * 1000)::int AS wait_ms, ${TARGET}
+    FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
+    JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ev.created_at >= $4 AND ev.created_at <= $5`;
+
+/** `claimDue`: endpoints without a rate limit. */
+const CLAIM_DUE = claimStatement(`mine AS (
+    SELECT due.id, due.created_at, NULL::timestamptz AS send_at FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+      JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NULL
+      CROSS JOIN LATERAL (
+        SELECT d.id, d.created_at FROM webhook_deliveries d
+         WHERE ${DUE_OF('want.endpoint_id')}
+         ORDER BY d.next_attempt_at LIMIT want.quota
+         FOR UPDATE OF d SKIP LOCKED
+      ) due
+  )`);
+
+/** `claimPaced`: rate-limited endpoints, locked, their send slots within the horizon ($6). */
+const CLAIM_PACED = claimStatement(
+  `paced AS (
+    SELECT w.id, want.quota, w.rate_limit_per_second AS rate, greatest(w.paced_until, now()) AS start
+      FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
+      JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NOT NULL
+       FOR UPDATE OF w SKIP LOCKED
+  ), mine AS (
+    SELECT due.id, due.created_at,
+           p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) / p.rate::float8) AS send_at
+      FROM paced p CROSS JOIN LATERAL (
+        SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
+         WHERE ${DUE_OF('p.id')}
+         ORDER BY d.next_attempt_at
+         -- The slots that start within the horizon.
+         LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) * p.rate)))::int
+         FOR UPDATE OF d SKIP LOCKED
+      ) due
+  )`,
+  `, paced_on AS (
+    UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n / p.rate::float8)
+      FROM paced p CROSS JOIN LATERAL (SELECT count(*) AS n FROM claimed c WHERE c.endpoint_id = p.id) taken
+     WHERE w.id = p.id AND taken.n > 0
+  )`,
+);
 
 /**
  * Every statement of the delivery path (SPEC.md §6, CONTRACT.md "Webhook delivery"), on a pg
- * pool of its own: named statements, planned once per connection, one round trip each.
+ * pool of its own: named statements, parsed once per connection (Postgres still plans each
+ * execution, pruning the partitions by the range given: generic plans are never chosen), one
+ * round trip each.
  * Postgres is the delivery queue: a delivery is due when `status` is pending or retrying and
  * `next_attempt_at` has passed; claiming one moves `next_attempt_at` past the attempt (a
  * lease), so a worker that dies mid-attempt leaves it due again when the lease ends. A
@@ -112,10 +194,11 @@ export class WebhookDeliveryRepository {
   /**
    * Endpoints with open (pending or retrying) deliveries in `range`, in id order after
    * `after`, at most `limit`: a loose index scan, one probe per endpoint (and day) however
-   * many deliveries each has.
+   * many deliveries each has. `paced`: the endpoint has a rate limit (its claims are
+   * `claimPaced`'s).
    */
-  async openEndpoints(after: string, limit: number, range: HistoryRange): Promise<string[]> {
-    const { rows } = await this.pool.query<{ endpoint_id: string }>({
+  async openEndpoints(after: string, limit: number, range: HistoryRange): Promise<OpenEndpoint[]> {
+    const { rows } = await this.pool.query<OpenEndpoint>({
       name: 'webhook_open_endpoints',
       text: `WITH RECURSIVE e(endpoint_id, n) AS (
                (SELECT endpoint_id, 1 FROM webhook_deliveries
@@ -127,43 +210,44 @@ export class WebhookDeliveryRepository {
                         ORDER BY d.endpoint_id LIMIT 1), e.n + 1
                  FROM e WHERE e.endpoint_id IS NOT NULL AND e.n < $2
              )
-             SELECT endpoint_id FROM e WHERE endpoint_id IS NOT NULL`,
+             SELECT e.endpoint_id AS id, w.rate_limit_per_second IS NOT NULL AS paced
+               FROM e JOIN webhook_endpoints w ON w.id = e.endpoint_id ORDER BY e.endpoint_id`,
       values: [after, limit, range.from, range.to],
     });
-    return rows.map((r) => r.endpoint_id);
+    return rows;
   }
 
   /**
    * Claims, for each endpoint asked, up to its `quota` of due deliveries, oldest due first
    * (one index probe per endpoint: a long backlog costs nothing to the claims of others),
-   * leasing each for `leaseSeconds`; a disabled endpoint's are left alone. Rows another
-   * worker holds are skipped. Only deliveries in `range` (see `openRange`); each one's event
-   * is read from its own day. Returns what their attempts need.
+   * leasing each for `leaseSeconds`; a disabled endpoint's are left alone, and so are a
+   * rate-limited endpoint's (`claimPaced` takes those). Rows another worker holds are skipped.
+   * Only deliveries in `range` (see `openRange`); each one's event is read from its own day.
+   * Returns what their attempts need.
    */
-  async claimDue(wanted: Array<{ endpointId: string; quota: number }>, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
+  claimDue(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
+    return this.claim('webhook_claim_due', CLAIM_DUE, wanted, leaseSeconds, range);
+  }
+
+  /**
+   * Claims due deliveries of rate-limited endpoints (`rate_limit_per_second`), as `claimDue`
+   * does, paced across every worker: each endpoint's row is locked for the statement (a
+   * concurrent claim skips the endpoint), the claim takes at most the deliveries whose send
+   * slots (from `paced_until`, or now when that has passed, one every 1/rate s) start within
+   * PACE_HORIZON_SECONDS, gives each its slot as `wait_ms` (after the statement ends; negative
+   * when the slot began while it ran), and moves `paced_until` past the last slot it took. The
+   * deliveries left are still due and get later slots in later claims. An endpoint without a
+   * limit (any more) gets nothing here.
+   */
+  claimPaced(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
+    return this.claim('webhook_claim_paced', CLAIM_PACED, wanted, leaseSeconds, range, PACE_HORIZON_SECONDS);
+  }
+
+  /** Runs a claim statement: $1, $2 what is wanted, $3 the lease, $4 and $5 the range, then `more`. */
+  private async claim(name: string, text: string, wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange, ...more: unknown[]): Promise<DeliveryTarget[]> {
     if (wanted.length === 0) return [];
-    const { rows } = await this.pool.query<DeliveryTarget>({
-      name: 'webhook_claim_due',
-      text: `WITH mine AS (
-               SELECT due.id, due.created_at FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
-                 JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled
-                 CROSS JOIN LATERAL (
-                   SELECT d.id, d.created_at FROM webhook_deliveries d
-                    WHERE d.endpoint_id = want.endpoint_id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
-                      AND d.created_at >= $4 AND d.created_at <= $5
-                    ORDER BY d.next_attempt_at LIMIT want.quota
-                    FOR UPDATE OF d SKIP LOCKED
-                 ) due
-             ), claimed AS (
-               UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $3)
-                 FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND d.created_at >= $4 AND d.created_at <= $5
-               RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at
-             )
-             SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at, ${TARGET}
-               FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
-               JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ev.created_at >= $4 AND ev.created_at <= $5`,
-      values: [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to],
-    });
+    const values = [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to, ...more];
+    const { rows } = await this.pool.query<DeliveryTarget>({ name, text, values });
     return rows;
   }
 

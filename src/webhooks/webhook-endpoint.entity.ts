@@ -36,6 +36,24 @@ export class WebhookEndpoint extends OrgOwned {
   @Column({ type: 'boolean', default: false })
   disabled!: boolean;
 
+  /** The secret before the last rotation: write-only, it signs too until `previousSecretExpiresAt`. */
+  @Column({ name: 'previous_secret', type: 'varchar', length: 512, nullable: true, select: false })
+  previousSecret!: string | null;
+
+  @Column({ name: 'previous_secret_expires_at', ...TIMESTAMP, nullable: true })
+  previousSecretExpiresAt!: Date | null;
+
+  /** Deliveries per second, across every webhooks worker; null: no limit. */
+  @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
+  rateLimitPerSecond!: number | null;
+
+  /**
+   * The end of the last send slot a claim handed out (kept by the claims of a rate-limited
+   * endpoint). Microseconds, not the API's milliseconds: slots of 1/rate s must not shrink by rounding.
+   */
+  @Column({ name: 'paced_until', type: 'timestamptz', nullable: true })
+  pacedUntil!: Date | null;
+
   /** Start of the current run of failed attempts (null once one succeeds). */
   @Column({ name: 'failing_since', ...TIMESTAMP, nullable: true })
   failingSince!: Date | null;

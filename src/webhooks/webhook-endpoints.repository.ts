@@ -19,11 +19,23 @@ const endpointRow = rowShape('webhook_endpoints', {
   extra_payload: column<Record<string, unknown>>(),
   custom_headers: column<Record<string, string>>(),
   disabled: column<boolean>(),
+  rate_limit_per_second: column<number | null>(),
+  secret_rotation: column<{ previous_expires_at: string } | null>(
+    "CASE WHEN previous_secret_expires_at > now() THEN json_build_object('previous_expires_at', iso_utc(previous_secret_expires_at)) END",
+  ),
   created_at: column<Date>(),
 });
 
-/** Written, never selected: the secret, and the failure streak the delivery worker keeps. */
-const writeOnly = { secret: column<string>(), failing_since: column<Date | null>() };
+/**
+ * Written, never selected: the secrets (the previous one signs too until it expires), and the
+ * failure streak the delivery worker keeps.
+ */
+const writeOnly = {
+  secret: column<string>(),
+  previous_secret: column<string | null>(),
+  previous_secret_expires_at: column<Date | null>(),
+  failing_since: column<Date | null>(),
+};
 
 /** An endpoint as selected (see `endpointRow`). */
 export type WebhookEndpointRow = RowOf<typeof endpointRow.columns>;
@@ -36,6 +48,9 @@ export type WebhookEndpointView = Presented<WebhookEndpointRow>;
  * again and again cannot keep a failing endpoint from being disabled.
  */
 const END_STREAK_IF_DISABLED = new SqlValue('CASE WHEN disabled THEN NULL ELSE failing_since END');
+
+/** A secret replaced at once: nothing of the one before signs any more. */
+const NO_PREVIOUS_SECRET = { previous_secret: null, previous_secret_expires_at: null };
 
 /** The organizations' webhook endpoints (webhook_endpoints), always scoped by the acting organization. */
 export class WebhookEndpointsRepository {
@@ -79,10 +94,41 @@ export class WebhookEndpointsRepository {
   /**
    * Writes `changes` to the organization's endpoint and returns it; 404 when it has none.
    * `disabled: false` also ends the failure streak of an endpoint that was disabled, so the
-   * delivery worker measures WEBHOOK_DISABLE_AFTER_HOURS afresh from the next failure.
+   * delivery worker measures WEBHOOK_DISABLE_AFTER_HOURS afresh from the next failure. A new
+   * `secret` replaces the secret at once, ending any rotation's overlap.
    */
   update(em: EntityManager, orgId: string, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointRow> {
-    return this.table.updateRow(em, orgId, id, changes.disabled === false ? { ...changes, failing_since: END_STREAK_IF_DISABLED } : changes);
+    return this.table.updateRow(em, orgId, id, {
+      ...changes,
+      ...(changes.disabled === false ? { failing_since: END_STREAK_IF_DISABLED } : {}),
+      ...(changes.secret !== undefined ? NO_PREVIOUS_SECRET : {}),
+    });
+  }
+
+  /**
+   * Sets a new secret; the one it replaces keeps signing beside it for `overlapSeconds` (by
+   * the database's clock, which the delivery path reads too), or is forgotten at once when 0.
+   * A rotation during an overlap drops the secret before the current one. 404 when the
+   * organization has no such endpoint.
+   */
+  rotateSecret(em: EntityManager, orgId: string, id: string, secret: string, overlapSeconds: number): Promise<WebhookEndpointRow> {
+    // SET reads the row as it was: the previous secret is the one being replaced.
+    const previous =
+      overlapSeconds > 0
+        ? { previous_secret: new SqlValue('secret'), previous_secret_expires_at: new SqlValue('now() + make_interval(secs => ?)', [overlapSeconds]) }
+        : NO_PREVIOUS_SECRET;
+    return this.table.updateRow(em, orgId, id, { secret, ...previous });
+  }
+
+  /**
+   * Forgets the previous secrets whose overlap has ended: they sign nothing any more, and a
+   * secret no longer needed is not kept. Returns how many.
+   */
+  async forgetExpiredSecrets(): Promise<number> {
+    const [, count] = await this.dataSource.query(
+      `UPDATE ${endpointRow.table} SET previous_secret = NULL, previous_secret_expires_at = NULL WHERE previous_secret_expires_at <= now()`,
+    );
+    return count;
   }
 
   /** Deletes the organization's endpoint with this id; 404 when it has none. */

@@ -18,6 +18,11 @@ export const MAX_HEADER_NAME_LENGTH = 256;
 export const MAX_HEADER_VALUE_LENGTH = 1024;
 /** `extra_payload` as JSON: it is added to every delivery, so it stays small. */
 export const MAX_EXTRA_PAYLOAD_BYTES = 16 * 1024;
+/** CONTRACT.md §4: `rate_limit_per_second` is 1–1000 (or null: no limit). */
+export const MAX_RATE_LIMIT_PER_SECOND = 1000;
+/** CONTRACT.md §4 "Webhook secret rotation": the previous secret keeps signing 24 h by default, 7 days at most. */
+export const DEFAULT_SECRET_OVERLAP_SECONDS = 24 * 3600;
+export const MAX_SECRET_OVERLAP_SECONDS = 7 * 24 * 3600;
 
 /**
  * Headers a sender cannot let a caller set: they describe the connection and the framing of
@@ -107,6 +112,7 @@ const fields = {
       return problem ? helpers.error('secret.invalid', { problem }) : value;
     })
     .messages({ 'secret.invalid': '{{#label}} {{#problem}}' }),
+  rate_limit_per_second: Joi.number().integer().strict().min(1).max(MAX_RATE_LIMIT_PER_SECOND).allow(null),
   outcomes: Joi.array()
     .items(Joi.string().valid(...OUTCOMES))
     .unique(),
@@ -167,6 +173,7 @@ export interface WebhookEndpointInput {
   field_aliases?: Record<string, string>;
   extra_payload?: Record<string, unknown>;
   custom_headers?: Record<string, string>;
+  rate_limit_per_second?: number | null;
 }
 
 export type WebhookEndpointChanges = Partial<WebhookEndpointInput> & { disabled?: boolean };
@@ -209,6 +216,20 @@ export const createWebhookEndpointSchema = Joi.object({
  */
 export const updateWebhookEndpointSchema = Joi.object({ ...fields, disabled: Joi.boolean().strict() }).min(1);
 
+/**
+ * `POST /v1/webhook-endpoints/{id}/rotate-secret` (CONTRACT.md §4): the new secret, validated as
+ * on create, and how long the current one keeps signing beside it (0: retired at once).
+ */
+export const rotateSecretSchema = Joi.object({
+  secret: fields.secret.required(),
+  overlap_seconds: Joi.number().integer().strict().min(0).max(MAX_SECRET_OVERLAP_SECONDS).default(DEFAULT_SECRET_OVERLAP_SECONDS),
+});
+
+export interface SecretRotationInput {
+  secret: string;
+  overlap_seconds: number;
+}
+
 export type WebhookEndpointsQuery = PageParams;
 
 export const listWebhookEndpointsQuery = Joi.object(pageQuery);
@@ -225,5 +246,8 @@ export const webhookEndpointSchema = responseSchema('WebhookEndpoint', {
   extra_payload: Joi.object().unknown(true),
   custom_headers: Joi.object().pattern(/.*/, Joi.string()),
   disabled: Joi.boolean(),
+  rate_limit_per_second: Joi.number().integer().min(1).max(MAX_RATE_LIMIT_PER_SECOND).allow(null),
+  /** While a rotation's overlap runs: when the previous secret stops signing; else null. */
+  secret_rotation: Joi.object({ previous_expires_at: isoTime() }).allow(null),
   created_at: isoTime(),
 });

@@ -5,7 +5,7 @@ import type { Page } from '../lib/pagination.js';
 import { presentRow } from '../lib/sql.js';
 import type { DeliveryLogRepository } from './webhook-delivery.repository.js';
 import type { WebhookEndpointsRepository, WebhookEndpointView } from './webhook-endpoints.repository.js';
-import { assertCustomization, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
+import { assertCustomization, type SecretRotationInput, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
 
 /**
  * The organization's webhook endpoints (SPEC.md §2.5, §4.4). Re-enabling a disabled one
@@ -58,6 +58,19 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
       }
       return presentRow(row);
     });
+  }
+
+  /**
+   * CONTRACT.md §4 "Webhook secret rotation": a new secret, and the one it replaces signing
+   * beside it for `overlap_seconds` (see `WebhookEndpointsRepository.rotateSecret`).
+   */
+  async rotateSecret(actor: Actor, id: string, rotation: SecretRotationInput): Promise<WebhookEndpointView> {
+    return presentRow(await this.endpoints.rotateSecret(this.db.manager, actor.org.id, id, rotation.secret, rotation.overlap_seconds));
+  }
+
+  /** Forgets the previous secrets of ended overlaps (the maintenance worker's `purge-expired`); returns how many. */
+  forgetExpiredSecrets(): Promise<number> {
+    return this.endpoints.forgetExpiredSecrets();
   }
 
   remove(actor: Actor, id: string): Promise<void> {

@@ -173,7 +173,7 @@ function validRequests(w: World): Record<string, Valid> {
   const rates = { per_minute: '0.100000', per_text: '0.010000' };
   const ceiling = { max_concurrent_calls: 2, max_calls_per_hour: 10 };
   const simulate = { answer: true, duration_seconds: 5, outcome: 'positive' };
-  const hook = { name: 'h', url: 'https://example.com/x', secret: 'a long secret', outcomes: ['positive'], event_types: ['call.completed', 'balance.low'], field_aliases: { call_id: 'id' }, extra_payload: { source: 'ringlane' }, custom_headers: { 'X-Env': 'test' } };
+  const hook = { name: 'h', url: 'https://example.com/x', secret: 'a long secret', outcomes: ['positive'], event_types: ['call.completed', 'balance.low'], field_aliases: { call_id: 'id' }, extra_payload: { source: 'ringlane' }, custom_headers: { 'X-Env': 'test' }, rate_limit_per_second: 10 };
   return {
     'POST /admin/v1/orgs': { body: { name: 'H', timezone: 'UTC', reseller: false, tenant_limit: 1, ceiling, rates, balance: '10', currency: 'USD' } },
     'GET /admin/v1/orgs/:id': id(w.orgForAdmin),
@@ -260,6 +260,7 @@ function validRequests(w: World): Record<string, Valid> {
     'POST /v1/webhook-endpoints/:id/recover': { ...id(w.endpointId), body: { since: '2026-01-01T00:00:00Z' }, status: 202 },
     'GET /v1/events': { query: { ...page, type: 'call.queued', call_id: w.callId, created_after: '2026-01-01T00:00:00Z', created_before: '2030-01-01T00:00:00Z' } },
     'GET /v1/events/:id': id(w.eventId),
+    'POST /v1/webhook-endpoints/:id/rotate-secret': { ...id(w.endpointId), body: { secret: 'another long secret', overlap_seconds: 3600 }, status: 200 },
     'GET /book/:org_id': { params: { org_id: w.resellerId } },
   };
 }

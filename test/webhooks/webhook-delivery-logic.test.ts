@@ -2,8 +2,12 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { backoffMs, MAX_RETRY_DELAY_MS, parseRetryAfter } from '../../src/webhooks/backoff.js';
 import { attemptError, decide, type RetryPolicy } from '../../src/webhooks/delivery-decision.js';
-import { deliveryHeaders, RESERVED_HEADERS } from '../../src/webhooks/delivery-request.js';
-import type { SendResult } from '../../src/webhooks/delivery-send.js';
+import { deliveryHeaders, prepareRequest, RESERVED_HEADERS, type DeliveryTarget, type PreparedRequest } from '../../src/webhooks/delivery-request.js';
+import type { DeliverySender, SendResult } from '../../src/webhooks/delivery-send.js';
+import { Dispatcher, PACE_LATE_MS } from '../../src/webhooks/dispatcher.js';
+import { signRinglane, signStandardWebhook } from '../../src/webhooks/verify.js';
+import type { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository.js';
+import type { WebhookMetrics } from '../../src/lib/metrics.js';
 
 const fixed = (r: number) => () => r;
 
@@ -91,5 +95,92 @@ describe('docs/webhooks.md on delivery headers (sections "What a delivery looks 
     const rows = section.split('\n').filter((line) => line.startsWith('| `'));
     const sent = deliveryHeaders({ custom_headers: {}, secret: 'a-secret-value', delivery_id: 'dlv_1' }, '{}', 'attempt', 0);
     expect(rows.flatMap((row) => names(row.split('|')[1]))).to.have.members(Object.keys(sent));
+  });
+});
+
+/** A delivery's target as a claim gives it; `fields` override. */
+const target = (fields: Partial<DeliveryTarget> = {}): DeliveryTarget => ({
+  delivery_id: 'dlv_1',
+  attempt_count: 0,
+  endpoint_id: 'whe_1',
+  url: 'http://127.0.0.1:9/hooks',
+  secret: 'the-new-secret',
+  previous_secret: null,
+  previous_secret_expires_at: null,
+  field_aliases: {},
+  extra_payload: {},
+  custom_headers: {},
+  payload: { event: 'call.queued', call_id: 'call_1' },
+  created_at: new Date(),
+  ...fields,
+});
+
+describe('signing during a secret rotation (stage 1, prepare; CONTRACT.md §4)', () => {
+  const expires = new Date('2026-11-24T15:00:00.000Z');
+  const rotating = target({ previous_secret: 'the-old-secret', previous_secret_expires_at: expires });
+  const signed = (request: PreparedRequest, ...secrets: string[]) =>
+    secrets.map((secret) => signStandardWebhook('dlv_1', request.headers['webhook-timestamp'], request.body, secret)).join(' ');
+
+  it('webhook-signature carries the new secret’s signature, then the previous one’s, while the attempt is made before the previous one expires', () => {
+    const request = prepareRequest(rotating, new Date(expires.getTime() - 1));
+    expect(request.headers['webhook-signature']).to.equal(signed(request, 'the-new-secret', 'the-old-secret'));
+    expect(request.headers['x-ringlane-signature']).to.equal(signRinglane(request.body, 'the-new-secret'));
+  });
+
+  it('from the moment it expires, and without a previous secret, only the current secret signs', () => {
+    for (const request of [prepareRequest(rotating, expires), prepareRequest(target(), new Date(expires.getTime() - 1))]) {
+      expect(request.headers['webhook-signature']).to.equal(signed(request, 'the-new-secret'));
+      expect(request.headers['x-ringlane-signature']).to.equal(signRinglane(request.body, 'the-new-secret'));
+    }
+  });
+});
+
+describe('a rate-limited endpoint’s lane (the dispatcher, with its repository and sender faked)', () => {
+  it('sends each delivery in its send slot, in slot order, and gives back one whose slot passed more than PACE_LATE_MS ago', async () => {
+    const range = { from: new Date(0), to: new Date(Date.now() + 86_400_000) };
+    const slots = [150, 0, 300, -(PACE_LATE_MS + 100)];
+    const given: string[][] = [];
+    let claimedAt = 0;
+    let claims = 0;
+    const repository = {
+      openRange: async () => range,
+      openEndpoints: async () => [{ id: 'whe_1', paced: true }],
+      claimDue: async () => [],
+      claimPaced: async () => {
+        claimedAt = Date.now();
+        // The first claim hands out the slots; later ones find nothing more.
+        return claims++ > 0 ? [] : slots.map((wait, i) => target({ delivery_id: `dlv_${i}`, wait_ms: wait }));
+      },
+      record: async () => [],
+      pauseOrResume: async () => {},
+      release: async (targets: DeliveryTarget[]) => {
+        if (targets.length > 0) given.push(targets.map((t) => t.delivery_id));
+      },
+    } as unknown as WebhookDeliveryRepository;
+    const sent: Array<{ id: string; at: number }> = [];
+    const sender = {
+      send: async (request: PreparedRequest): Promise<SendResult> => {
+        sent.push({ id: request.headers['webhook-id'], at: Date.now() });
+        return { kind: 'accepted', status: 200, body: '', durationMs: 1 };
+      },
+    } as unknown as DeliverySender;
+    const metrics = { countAttempt() {}, observeLatency() {} } as unknown as WebhookMetrics;
+    const dispatcher = new Dispatcher(repository, sender, metrics, {
+      concurrency: 10,
+      endpointConcurrency: 10,
+      leaseSeconds: 30,
+      pollMs: 60_000,
+      disableAfterHours: 120,
+      retained: () => range,
+      policy: { maxAttempts: 3, backoffBaseMs: 100, timeoutMs: 1000 },
+    });
+    dispatcher.start();
+    const deadline = Date.now() + 5000;
+    while (sent.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await dispatcher.stop();
+
+    expect(given).to.deep.equal([['dlv_3']]);
+    expect(sent.map((s) => s.id)).to.deep.equal(['dlv_1', 'dlv_0', 'dlv_2']);
+    for (const { id, at } of sent) expect(at - claimedAt, id).to.be.at.least(Math.max(0, slots[Number(id.slice(4))]));
   });
 });

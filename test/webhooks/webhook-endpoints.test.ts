@@ -8,7 +8,7 @@ import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js'
 import { createTenant, reseller } from '../helpers/tenants.js';
 
 const PATH = '/v1/webhook-endpoints';
-const FIELDS = ['id', 'name', 'url', 'has_secret', 'outcomes', 'event_types', 'field_aliases', 'extra_payload', 'custom_headers', 'disabled', 'created_at'];
+const FIELDS = ['id', 'name', 'url', 'has_secret', 'outcomes', 'event_types', 'field_aliases', 'extra_payload', 'custom_headers', 'disabled', 'rate_limit_per_second', 'secret_rotation', 'created_at'];
 const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'];
 
 let serial = 0;
@@ -68,6 +68,17 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expect(expectStatus(await owner.patch(one, { event_types: ['tenant.disabled'] }), 200).body.event_types).to.deep.equal(['tenant.disabled']);
       expect(expectStatus(await owner.get(one), 200).body.event_types).to.deep.equal(['tenant.disabled']);
       expect(expectStatus(await owner.patch(one, { event_types: [] }), 200).body.event_types).to.deep.equal([]);
+    });
+
+    it('rate_limit_per_second: null (no limit) unless given; 1 to 1000 on create and PATCH, null removes it', async () => {
+      expect((await create()).endpoint).to.deep.include({ rate_limit_per_second: null, secret_rotation: null });
+      const { endpoint } = await create({ rate_limit_per_second: 5 });
+      expect(endpoint.rate_limit_per_second).to.equal(5);
+      const one = `${PATH}/${endpoint.id}`;
+      expect(expectStatus(await owner.patch(one, { rate_limit_per_second: 1000 }), 200).body).to.deep.equal({ ...endpoint, rate_limit_per_second: 1000 });
+      expect(expectStatus(await owner.patch(one, { rate_limit_per_second: 1 }), 200).body.rate_limit_per_second).to.equal(1);
+      expect(expectStatus(await owner.patch(one, { rate_limit_per_second: null }), 200).body).to.deep.equal({ ...endpoint, rate_limit_per_second: null });
+      expect(expectStatus(await owner.get(one), 200).body.rate_limit_per_second).to.equal(null);
     });
 
     it('accepts every outcome value', async () => {
@@ -246,6 +257,11 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['an unknown event type', { event_types: ['call.completed', 'call.done'] }, 'event_types.1'],
       ['an event type given twice', { event_types: ['balance.low', 'balance.low'] }, 'event_types.1'],
       ['event_types that is not a list', { event_types: 'call.completed' }, 'event_types'],
+      ['a rate limit of 0', { rate_limit_per_second: 0 }, 'rate_limit_per_second'],
+      ['a rate limit over 1000', { rate_limit_per_second: 1001 }, 'rate_limit_per_second'],
+      ['a rate limit that is not an integer', { rate_limit_per_second: 2.5 }, 'rate_limit_per_second'],
+      ['a rate limit given as a string', { rate_limit_per_second: '5' }, 'rate_limit_per_second'],
+      ['secret_rotation', { secret_rotation: null }, 'secret_rotation'],
       ['an unknown field', { retries: 3 }, 'retries'],
       ['disabled on create', { disabled: true }, 'disabled'],
       ['has_secret', { has_secret: true }, 'has_secret'],
@@ -269,6 +285,8 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.patch(one, { custom_headers: { 'Content-Length': '1' } }), 'custom_headers.Content-Length');
       expectInvalid(await owner.patch(one, { extra_payload: entries(21, (i) => i) }), 'extra_payload');
       expectInvalid(await owner.patch(one, { disabled: 'no' }), 'disabled');
+      expectInvalid(await owner.patch(one, { rate_limit_per_second: -1 }), 'rate_limit_per_second');
+      expectInvalid(await owner.patch(one, { rate_limit_per_second: 1001 }), 'rate_limit_per_second');
       expectInvalid(await owner.patch(one, { name: null }), 'name');
       expectInvalid(await owner.patch(one, { failing_since: null }), 'failing_since');
       expectInvalid(await owner.patch(one, { id: 'whe_mine' }), 'id');

@@ -74,13 +74,107 @@ describe('webhook maintenance', () => {
       const all: string[] = [];
       for (let after = ''; ; ) {
         const page = await repository.openEndpoints(after, 2, retained());
-        all.push(...page);
+        all.push(...page.map((e) => e.id));
         if (page.length < 2) break;
-        after = page[page.length - 1];
+        after = page[page.length - 1].id;
       }
       expect(all).to.include(open.endpointId);
       expect(all).to.not.include(done.endpointId);
       expect([...all].sort()).to.deep.equal(all);
+    });
+
+    describe('pacing a rate-limited endpoint (rate_limit_per_second)', () => {
+      /** An endpoint with `n` due deliveries, limited to `rate` per second, its pace set to start `pacedIn` from now (SQL interval). */
+      async function pacedEndpoint(n: number, rate: number | null, pacedIn: string | null) {
+        const made = await endpointWithDeliveries(Array.from({ length: n }, (_, i) => ({ status: 'pending', ageSeconds: 600 - i })));
+        await db.query(`UPDATE webhook_endpoints SET rate_limit_per_second = $2, paced_until = now() + $3::interval WHERE id = $1`, [made.endpointId, rate, pacedIn]);
+        return made;
+      }
+      const pacedUntil = async (id: string): Promise<string | null> =>
+        (await db.query(`SELECT to_char(paced_until AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS t FROM webhook_endpoints WHERE id = $1`, [id]))[0].t;
+      /** `t` (as `pacedUntil` gives it) plus `ms`, to the microsecond. */
+      const plus = async (t: string, ms: number): Promise<string> =>
+        (await db.query(`SELECT to_char($1::timestamp + make_interval(secs => $2::float8 / 1000), 'YYYY-MM-DD HH24:MI:SS.US') AS t`, [t, ms]))[0].t;
+      const claimSorted = async (endpointId: string, quota: number) =>
+        (await repository.claimPaced([{ endpointId, quota }], 60, retained())).sort((a, b) => a.wait_ms! - b.wait_ms!);
+      /** The gaps between successive slots, in ms (each slot's wait is measured a few µs apart: ±1). */
+      const gaps = (claimed: Array<{ wait_ms?: number | null }>) => claimed.slice(1).map((r, i) => r.wait_ms! - claimed[i].wait_ms!);
+
+      it('hands out send slots 1/rate apart from paced_until, only those starting within the horizon, oldest due first, and moves paced_until past the last', async () => {
+        const { endpointId, ids } = await pacedEndpoint(10, 4, '600 milliseconds');
+        const start = (await pacedUntil(endpointId))!;
+        const claimed = await claimSorted(endpointId, 100);
+        // Slots at +600 and +850 ms start within PACE_HORIZON_SECONDS (1 s); +1100 does not.
+        expect(claimed.map((r) => r.delivery_id)).to.deep.equal(ids.slice(0, 2));
+        expect(claimed[0].wait_ms).to.be.within(450, 600);
+        expect(gaps(claimed)[0]).to.be.within(249, 251);
+        expect(await pacedUntil(endpointId)).to.equal(await plus(start, 500));
+      });
+
+      it('starts from now when paced_until has passed; a quota smaller than the slots moves it only past the slots taken; nothing due moves nothing', async () => {
+        const { endpointId, ids } = await pacedEndpoint(5, 4, '-10 seconds');
+        const claimed = await claimSorted(endpointId, 100);
+        expect(claimed.map((r) => r.delivery_id)).to.deep.equal(ids.slice(0, 4));
+        // The first slot began when the claim did: by its end, it is a few ms old.
+        expect(claimed[0].wait_ms).to.be.within(-50, 1);
+        for (const gap of gaps(claimed)) expect(gap).to.be.within(249, 251);
+        const small = await pacedEndpoint(5, 4, '200 milliseconds');
+        const start = (await pacedUntil(small.endpointId))!;
+        expect((await claimSorted(small.endpointId, 1)).map((r) => r.delivery_id)).to.deep.equal([small.ids[0]]);
+        expect(await pacedUntil(small.endpointId)).to.equal(await plus(start, 250));
+        const none = await pacedEndpoint(0, 4, '200 milliseconds');
+        const unchanged = await pacedUntil(none.endpointId);
+        expect(await claimSorted(none.endpointId, 100)).to.deep.equal([]);
+        expect(await pacedUntil(none.endpointId)).to.equal(unchanged);
+      });
+
+      it('claims an endpoint with a limit only through claimPaced, and one without only through claimDue, whose rows it neither locks nor writes', async () => {
+        const free = await pacedEndpoint(3, null, null);
+        const paced = await pacedEndpoint(3, 4, null);
+        const both = [
+          { endpointId: free.endpointId, quota: 10 },
+          { endpointId: paced.endpointId, quota: 10 },
+        ];
+        const holder = db.createQueryRunner();
+        await holder.connect();
+        try {
+          await holder.startTransaction();
+          await holder.query('SELECT 1 FROM webhook_endpoints WHERE id = ANY($1) FOR UPDATE', [[free.endpointId, paced.endpointId]]);
+          // While another transaction holds both rows, the limited one is skipped (its pace is
+          // being moved elsewhere); the other is claimed as ever.
+          expect(await repository.claimPaced(both, 60, retained())).to.deep.equal([]);
+          const claimed = await repository.claimDue(both, 60, retained());
+          expect(claimed.map((r) => r.delivery_id).sort()).to.deep.equal([...free.ids].sort());
+          expect(claimed.map((r) => r.wait_ms)).to.deep.equal([null, null, null]);
+        } finally {
+          await holder.rollbackTransaction();
+          await holder.release();
+        }
+        expect(await pacedUntil(free.endpointId)).to.equal(null);
+        expect((await repository.claimPaced(both, 60, retained())).map((r) => r.delivery_id).sort()).to.deep.equal([...paced.ids].sort());
+      });
+
+      it('the endpoint scan says which endpoints have a limit', async () => {
+        const free = await pacedEndpoint(1, null, null);
+        const paced = await pacedEndpoint(1, 7, null);
+        const found = await repository.openEndpoints('', 1000, retained());
+        expect(found.filter((e) => [free.endpointId, paced.endpointId].includes(e.id))).to.have.deep.members([
+          { id: free.endpointId, paced: false },
+          { id: paced.endpointId, paced: true },
+        ]);
+      });
+
+      it('claims running at once never hand out one slot twice: paced_until moves by exactly one slot per delivery taken', async () => {
+        const { endpointId, ids } = await pacedEndpoint(200, 50, '200 milliseconds');
+        const start = (await pacedUntil(endpointId))!;
+        const claims = await Promise.all(Array.from({ length: 4 }, () => repository.claimPaced([{ endpointId, quota: 30 }], 60, retained())));
+        const claimed = claims.flat().map((r) => r.delivery_id);
+        expect(new Set(claimed).size).to.equal(claimed.length);
+        expect(claimed.every((id) => ids.includes(id))).to.equal(true);
+        // The horizon: slots from +200 ms up to +1 s (40 of them), and a few more as time passes.
+        expect(claimed.length).to.be.within(30, 45);
+        expect(await pacedUntil(endpointId)).to.equal(await plus(start, claimed.length * 20));
+      });
     });
 
     it('two workers claiming at once never get the same delivery', async () => {
