@@ -78,8 +78,14 @@ export class Where {
     return this;
   }
 
-  /** `sql` with each `?` replaced by a new parameter holding the matching one of `values`. */
+  /**
+   * `sql` with each `?` replaced by a new parameter holding the matching one of `values`. A count
+   * that differs is a defect in the calling code (a value left out, or SQL with a `?` of its own,
+   * such as jsonb's operator): it throws rather than bind `undefined` or shift every value.
+   */
   bind(sql: string, values: readonly unknown[]): string {
+    const marks = sql.split('?').length - 1;
+    if (marks !== values.length) throw new Error(`SQL condition has ${marks} placeholder(s) but ${values.length} value(s): ${sql}`);
     let i = 0;
     return sql.replace(/\?/g, () => this.param(values[i++]));
   }
