@@ -2,7 +2,7 @@
 // migrations, then exits.
 import { config } from '../src/config.js';
 import { logger } from '../src/lib/logger.js';
-import { ensureDatabase, runMigrations } from '../src/lib/migrate.js';
+import { ensureDatabase, runMigrations } from '../src/migrations/migrate.js';
 
 async function main(): Promise<string[]> {
   await ensureDatabase(config.databaseUrl);

@@ -7,7 +7,7 @@ import { validate } from '../src/http/validate.js';
 import type { Micros } from '../src/lib/money.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
 import { createRuntime, openDatabase, type Runtime } from '../src/runtime.js';
-import type { FailedFilter } from '../src/webhooks/webhook-delivery.repository.js';
+import type { FailedFilter } from '../src/webhooks/delivery-log.repository.js';
 import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, updateOrgSchema } from '../src/orgs/orgs.schemas.js';
 import type { CreateOrgInput, UpdateOrgInput } from '../src/orgs/orgs.service.js';
 import type { Capability } from '../src/auth/capabilities.js';

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
 import { config, DEFAULT_DATABASE_URL } from '../src/config.js';
-import { ensureDatabase, runMigrations } from '../src/lib/migrate.js';
+import { ensureDatabase, runMigrations } from '../src/migrations/migrate.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
 import { procfileProcesses } from './procfile.js';
 

@@ -27,15 +27,17 @@ import { config } from './config.js';
 import { ContactsRepository } from './contacts/contacts.repository.js';
 import { DoNotCallRepository } from './do-not-call/do-not-call.repository.js';
 import { entities } from './entities.js';
+import { migrations } from './migrations/index.js';
+import { createQueue, type JobQueue, type QueueName } from './jobs.js';
 import { EventsRepository } from './events/events.repository.js';
 import { EventsService } from './events/events.service.js';
 import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
 import { HistoryRepository } from './history/history.repository.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
-import { createDataSource, createPool } from './lib/db.js';
+import { applicationName, createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
-import { createQueue, type JobQueue, type QueueName } from './lib/queues.js';
+import { listen, type Listener } from './lib/pg-listen.js';
 import type { RedisClient } from './lib/redis.js';
 import { MessagesRepository } from './messaging/messages.repository.js';
 import { MessagesService } from './messaging/messages.service.js';
@@ -55,18 +57,23 @@ import { TenantsService } from './tenants/tenants.service.js';
 import { UsageRollup } from './usage/usage-rollup.js';
 import { UsageRepository } from './usage/usage.repository.js';
 import { UsageService } from './usage/usage.service.js';
+import { AttemptRecorder } from './webhooks/attempt-recorder.js';
+import { AttemptsRepository } from './webhooks/attempts.repository.js';
+import { DeliveryClaimsRepository } from './webhooks/delivery-claims.repository.js';
+import { DeliveryLogRepository } from './webhooks/delivery-log.repository.js';
+import { DELIVERIES_CHANNEL } from './webhooks/delivery-notifications.js';
 import { DeliverySender } from './webhooks/delivery-send.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
+import { FailedDeliveryBoard } from './webhooks/failed-delivery-board.js';
 import { OutboxRepository } from './webhooks/outbox.repository.js';
 import { Relay } from './webhooks/relay.js';
 import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
-import { DeliveryLogRepository, WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository.js';
 import { WebhookEndpointsRepository } from './webhooks/webhook-endpoints.repository.js';
 import { WebhookEndpointsService } from './webhooks/webhook-endpoints.service.js';
 import { WebhookJobs } from './webhooks/webhook.jobs.js';
 
 /** A DataSource over every domain's entities (not yet connected: `initialize()` it). */
-export const openDatabase = (url: string = config.databaseUrl): DataSource => createDataSource(url, entities);
+export const openDatabase = (url: string = config.databaseUrl): DataSource => createDataSource(url, { entities, migrations });
 
 /** What every process brings: its database and its Redis connection for commands and producers. */
 export interface RuntimeDeps {
@@ -94,6 +101,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     calls: new CallJobs(queues.calls, redis),
     tenants: new TenantJobs(queues.tenants),
     webhooks: new WebhookJobs(queues.webhooks),
+    failedDeliveries: new FailedDeliveryBoard(queues.webhooks),
   };
 
   // Every event (call and operational): the one writer of operational events, and the feed.
@@ -170,8 +178,8 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),
     usageRollup: new UsageRollup(usage),
-    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks),
-    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints, deliveryLog),
+    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks, jobs.failedDeliveries),
+    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints),
   };
 
   return {
@@ -194,7 +202,7 @@ export type Runtime = ReturnType<typeof createRuntime>;
 /**
  * The webhooks worker's delivery path over the runtime: the dispatcher (signed deliveries
  * claimed from Postgres, with retries) on a pg pool of its own (named statements, one round trip
- * each), its metrics, and the dashboard's record of deliveries that failed.
+ * each), woken by the deliveries channel, its attempt recorder and metrics.
  */
 export function createDeliveryPath({ jobs, redis }: Runtime) {
   const { webhook } = config;
@@ -202,26 +210,37 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
   // record one, a support retry one.
   const pool = createPool(4);
   const metrics = new WebhookMetrics(redis);
+  const recorder = new AttemptRecorder(new AttemptsRepository(pool), metrics, webhook.disableAfterHours, {
+    onFailed: (reports) => jobs.failedDeliveries.list(reports),
+  });
   const dispatcher = new Dispatcher(
-    new WebhookDeliveryRepository(pool),
+    new DeliveryClaimsRepository(pool),
+    recorder,
     new DeliverySender({ timeoutMs: webhook.timeoutMs, allowPrivateNetworks: webhook.allowPrivateNetworks }),
-    metrics,
     {
       concurrency: config.webhooksWorkerConcurrency,
       endpointConcurrency: config.webhookEndpointConcurrency,
       // A claimed delivery may wait for one attempt of its lane, then make its own.
       leaseSeconds: Math.ceil((2 * webhook.timeoutMs) / 1000) + 10,
       pollMs: 500,
-      disableAfterHours: webhook.disableAfterHours,
       retained: () => retainedHistory('webhook_deliveries'),
       policy: { maxAttempts: webhook.maxAttempts, backoffBaseMs: webhook.backoffBaseMs, timeoutMs: webhook.timeoutMs },
     },
-    { onFailed: (reports) => jobs.webhooks.showFailed(reports) },
   );
+  let listener: Listener | null = null;
   return {
     dispatcher,
-    async close(): Promise<void> {
+    async start(): Promise<void> {
+      // Woken by the relay's NOTIFY; polls besides, so a missed notification costs at most a poll.
+      listener = await listen(config.databaseUrl, DELIVERIES_CHANNEL, (payload) => dispatcher.notified(payload), {
+        onReconnect: () => dispatcher.wake(),
+        applicationName,
+      });
+      dispatcher.start();
+    },
+    async stop(): Promise<void> {
       await dispatcher.stop();
+      await listener?.close();
       await metrics.flush();
       await pool.end();
     },
@@ -229,9 +248,7 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
 }
 
 /**
- * The relay process's work over its database: call events moved from the outbox to webhook
- * deliveries (see `Relay`). It needs no Redis, so it is built apart from `createRuntime`.
+ * The relay over its database: events moved from the outbox to webhook deliveries (see
+ * `Relay`). It needs no Redis, so it is built apart from `createRuntime`.
  */
-export function createRelay(db: DataSource): Relay {
-  return new Relay(db, new OutboxRepository(db), new DeliveryLogRepository(db));
-}
+export const createRelay = (db: DataSource): Relay => new Relay(db, new OutboxRepository(db));

@@ -1,17 +1,15 @@
-import { logger } from '../src/lib/logger.js';
 import { maintenanceProcessors } from './processors/maintenance.processor.js';
 import { runWorker } from './run-worker.js';
 
 /** The `maintenance` worker process: scheduled purges, and the history tables' partitions. */
 runWorker({
-  queue: 'maintenance',
-  processors: maintenanceProcessors,
-  concurrency: 1,
-  schedules: [
-    { id: 'purge-expired', every: 3_600_000 },
-    { id: 'history-partitions', every: 3_600_000 },
-  ],
-}).catch((err) => {
-  logger.fatal({ err }, 'the maintenance worker could not start');
-  process.exit(1);
+  queue: {
+    name: 'maintenance',
+    concurrency: 1,
+    schedules: [
+      { id: 'purge-expired', every: 3_600_000 },
+      { id: 'history-partitions', every: 3_600_000 },
+    ],
+  },
+  setup: (runtime) => ({ processors: maintenanceProcessors(runtime) }),
 });

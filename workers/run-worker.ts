@@ -1,90 +1,122 @@
-import { Worker, type WorkerOptions } from 'bullmq';
+import { Worker, type Queue, type WorkerOptions } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import { createQueue, QUEUES, type JobName, type Processors, type QueueName } from '../src/jobs.js';
+import { lowerCpuPriority } from '../src/lib/cpu-priority.js';
 import { logger } from '../src/lib/logger.js';
-import { createQueue, queuePrefix, QUEUES, type JobName, type JobOf, type QueueName } from '../src/lib/queues.js';
+import { queuePrefix } from '../src/lib/queues.js';
 import { createRedis, isReportedRedisError, onReady, type ConnectionKind } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
 import { createRuntime, openDatabase, type Runtime } from '../src/runtime.js';
 
-/**
- * What a job of each name does, typed by the job table (src/lib/queues.ts): a processor reads
- * only what its producer sends. Processors throw to have BullMQ retry (a permanent failure throws
- * BullMQ's `UnrecoverableError`, which is not retried); they never swallow errors.
- */
-export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: JobOf<Q, N>, token?: string) => Promise<unknown> };
-
 /** A job scheduler of the worker's queue: a job `name` (default: the id) every `every` ms. */
 export type Schedule<Q extends QueueName> = { id: JobName<Q>; every: number } | { id: string; every: number; name: JobName<Q> };
 
-export interface WorkerSpec<Q extends QueueName> {
-  queue: Q;
-  /** The processors, built from the process's runtime. */
-  processors: (runtime: Runtime) => Processors<Q>;
+/** What a worker process runs besides BullMQ: started once its worker is up, stopped after it closed. */
+export interface Loop {
+  start(): Promise<void> | void;
+  stop(): Promise<void>;
+}
+
+/** What a worker process is made of, built from its runtime: its queue's processors, and its loop if it has one. */
+export interface WorkerParts<Q extends QueueName> {
+  processors: Processors<Q>;
+  loop?: Loop;
+}
+
+/** The BullMQ queue a worker process serves. */
+export interface QueueSpec<Q extends QueueName> {
+  name: Q;
   concurrency: number;
   options?: Partial<WorkerOptions>;
+  /**
+   * The queue's job schedulers. They live in Redis, and a Redis that comes back empty
+   * (restarted without persistence, failed over) has lost them: they are upserted at start and
+   * again every time the worker's connection is ready.
+   */
+  schedules?: Schedule<Q>[];
+}
+
+/** A worker process that serves a BullMQ queue (and may run a loop besides). */
+export interface QueueWorkerSpec<Q extends QueueName> {
+  queue: QueueSpec<Q>;
   /**
    * The runtime's Redis connection for commands and producers: `blocking` (the default) waits
    * for Redis while it is away; `command` fails fast (a process whose work needs no Redis).
    */
   redis?: ConnectionKind;
-  /**
-   * The queue's job schedulers. They live in Redis, and a Redis that comes back empty
-   * (restarted without persistence, failed over) has lost them: the runner upserts them at
-   * start and again every time its connection is ready, so no worker kind can forget.
-   */
-  schedules?: Schedule<Q>[];
-  /** Runs once the worker is up. */
-  onStart?: (runtime: Runtime) => Promise<void>;
-  /** Runs after the worker closed (e.g. closing connections the processors opened). */
-  onStop?: (runtime: Runtime) => Promise<void>;
+  /** CPU niceness the process gives itself at start (see lowerCpuPriority). */
+  nice?: number;
+  setup: (runtime: Runtime) => WorkerParts<Q>;
+}
+
+/** A worker process that runs a loop of its own over the database alone, with no Redis (the relay). */
+export interface LoopWorkerSpec {
+  name: string;
+  setup: (db: DataSource) => Loop;
 }
 
 /**
- * Starts one worker process: its runtime (a database connection and a Redis connection, see
- * `createRuntime`), a BullMQ worker over a blocking Redis connection of its own, its job
- * schedulers, and a shutdown that lets in-flight jobs finish on SIGTERM.
+ * Runs one worker process, every kind the same way: its runtime, its BullMQ worker and job
+ * schedulers (or its loop), and a shutdown on SIGTERM that lets in-flight work finish. It logs
+ * `worker started` once it serves; a failure to start is fatal.
  */
-export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promise<void> {
-  const redis = createRedis(spec.redis ?? 'blocking');
+export function runWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q>): void;
+export function runWorker(spec: LoopWorkerSpec): void;
+export function runWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerSpec): void {
+  const name = 'queue' in spec ? spec.queue.name : spec.name;
+  start(spec).catch((err) => {
+    logger.fatal({ err }, `the ${name} worker could not start`);
+    process.exit(1);
+  });
+}
+
+async function start<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerSpec): Promise<void> {
   const db = openDatabase();
+  if (!('queue' in spec)) {
+    const loop = spec.setup(db);
+    // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
+    onShutdown(`${spec.name} worker`, async () => {
+      await loop.stop();
+      if (db.isInitialized) await db.destroy();
+    });
+    await db.initialize();
+    await loop.start();
+    logger.info({ worker: spec.name }, 'worker started');
+    return;
+  }
+
+  const { queue } = spec;
+  if (spec.nice !== undefined) lowerCpuPriority(spec.nice);
+  const redis = createRedis(spec.redis ?? 'blocking');
   const runtime = createRuntime({ db, redis });
-  const processors = spec.processors(runtime);
+  const { processors, loop } = spec.setup(runtime);
   const handled = Object.keys(processors).sort();
-  const declared = [...QUEUES[spec.queue]].sort();
+  const declared = [...QUEUES[queue.name]].sort();
   if (JSON.stringify(handled) !== JSON.stringify(declared)) {
-    throw new Error(`queue ${spec.queue}: job names ${declared.join(', ')} but processors for ${handled.join(', ')}`);
+    throw new Error(`queue ${queue.name}: job names ${declared.join(', ')} but processors for ${handled.join(', ')}`);
   }
   await db.initialize();
   const connection = createRedis('blocking');
   const worker = new Worker(
-    spec.queue,
-    async (job, token) => {
+    queue.name,
+    (job, token) => {
       const process = processors[job.name as JobName<Q>] as ((job: unknown, token?: string) => Promise<unknown>) | undefined;
       if (!process) throw new Error(`no processor for job ${job.name}`);
       return process(job, token);
     },
-    { connection, prefix: queuePrefix(spec.queue), concurrency: spec.concurrency, ...spec.options },
+    { connection, prefix: queuePrefix(queue.name), concurrency: queue.concurrency, ...queue.options },
   );
-  worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${spec.queue} job failed`));
+  worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${queue.name} job failed`));
   worker.on('error', (err) => {
-    if (!isReportedRedisError(err)) logger.error({ err }, `${spec.queue} worker error`);
+    if (!isReportedRedisError(err)) logger.error({ err }, `${queue.name} worker error`);
   });
-  const { queue } = createQueue(spec.queue, connection);
-  const scheduled = new Set<string>((spec.schedules ?? []).map((s) => s.id));
-  // The worker owns its queue's schedulers: it upserts the ones it declares and removes any other
-  // (one a previous version declared would go on making jobs no processor handles, forever).
-  const schedule = async () => {
-    for (const s of spec.schedules ?? []) await queue.upsertJobScheduler(s.id, { every: s.every }, { name: 'name' in s ? s.name : s.id });
-    for (const stale of await queue.getJobSchedulers()) {
-      if (!scheduled.has(stale.key)) await queue.removeJobScheduler(stale.key);
-    }
-  };
+  const schedulers = createQueue(queue.name, connection).queue;
   let closing = false;
-  // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
-  onShutdown(`${spec.queue} worker`, async () => {
+  onShutdown(`${queue.name} worker`, async () => {
     closing = true;
     await worker.close();
-    await spec.onStop?.(runtime);
-    await queue.close();
+    await loop?.stop();
+    await schedulers.close();
     await runtime.close();
     await db.destroy();
     connection.disconnect();
@@ -93,12 +125,23 @@ export async function runWorker<Q extends QueueName>(spec: WorkerSpec<Q>): Promi
   // Every reconnection may be to a Redis that lost everything (on a cluster: every master
   // reached again, see onReady). Upserting is idempotent, so doing it after a mere network blip
   // (or from every process of a kind) changes nothing.
-  function reschedule() {
+  onReady(connection, () => {
     if (closing) return;
-    schedule().catch((err) => logger.warn({ err, queue: spec.queue }, 'could not upsert the job schedulers; the next reconnection tries again'));
+    upsertSchedulers(schedulers, queue).catch((err) => logger.warn({ err, queue: queue.name }, 'could not upsert the job schedulers; the next reconnection tries again'));
+  });
+  await upsertSchedulers(schedulers, queue);
+  await loop?.start();
+  logger.info({ queue: queue.name, concurrency: queue.concurrency }, 'worker started');
+}
+
+/**
+ * Upserts the queue's schedulers and removes any other (one a previous version declared would
+ * go on making jobs no processor handles, forever).
+ */
+async function upsertSchedulers<Q extends QueueName>(schedulers: Queue, queue: QueueSpec<Q>): Promise<void> {
+  const declared = new Set<string>((queue.schedules ?? []).map((s) => s.id));
+  for (const s of queue.schedules ?? []) await schedulers.upsertJobScheduler(s.id, { every: s.every }, { name: 'name' in s ? s.name : s.id });
+  for (const stale of await schedulers.getJobSchedulers()) {
+    if (!declared.has(stale.key)) await schedulers.removeJobScheduler(stale.key);
   }
-  onReady(connection, reschedule);
-  await schedule();
-  await spec.onStart?.(runtime);
-  logger.info({ queue: spec.queue, concurrency: spec.concurrency }, 'worker started');
 }

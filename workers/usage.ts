@@ -1,15 +1,9 @@
-import { logger } from '../src/lib/logger.js';
 import { ROLLUP_EVERY_MS, usageProcessors } from './processors/usage.processor.js';
 import { runWorker } from './run-worker.js';
 
 /** The `usage` worker process: the hourly usage rollup behind GET /v1/tenants/{id}/usage. */
 runWorker({
-  queue: 'usage',
-  processors: usageProcessors,
   // One at a time: concurrent rollups would only redo the same work (they serialize on a lock).
-  concurrency: 1,
-  schedules: [{ id: 'rollup', every: ROLLUP_EVERY_MS }],
-}).catch((err) => {
-  logger.fatal({ err }, 'the usage worker could not start');
-  process.exit(1);
+  queue: { name: 'usage', concurrency: 1, schedules: [{ id: 'rollup', every: ROLLUP_EVERY_MS }] },
+  setup: (runtime) => ({ processors: usageProcessors(runtime) }),
 });

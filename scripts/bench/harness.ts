@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
+import { ensureDatabase, runMigrations } from '../../src/migrations/migrate.js';
 import { procfileProcesses } from '../procfile.js';
 
 /** Creates (if needed) and migrates the benchmark's own database; returns its URL. */

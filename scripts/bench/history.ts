@@ -22,9 +22,10 @@ import { HistoryMaintenance, retainedHistory } from '../../src/history/history-p
 import { HistoryRepository } from '../../src/history/history.repository.js';
 import { createDataSource, createPool } from '../../src/lib/db.js';
 import { createRelay } from '../../src/runtime.js';
-import { RECORD_BATCH } from '../../src/webhooks/dispatcher.js';
+import { RECORD_BATCH } from '../../src/webhooks/attempt-recorder.js';
 import type { Relay } from '../../src/webhooks/relay.js';
-import { WebhookDeliveryRepository, type RecordedAttempt } from '../../src/webhooks/webhook-delivery.repository.js';
+import { AttemptsRepository, type RecordedAttempt } from '../../src/webhooks/attempts.repository.js';
+import { DeliveryClaimsRepository } from '../../src/webhooks/delivery-claims.repository.js';
 import { benchDatabase, benchPool, CpuSampler, runBench } from './harness.js';
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 30);
@@ -43,7 +44,8 @@ interface Side {
   dataSource: DataSource;
   pool: pg.Pool;
   relay: Relay;
-  repository: WebhookDeliveryRepository;
+  claims: DeliveryClaimsRepository;
+  attempts: AttemptsRepository;
   history: HistoryMaintenance;
   /** Backend CPU of this database's connections, read through `monitor`. */
   sampler: CpuSampler;
@@ -115,7 +117,8 @@ async function open(name: string, partitioned: boolean): Promise<Side> {
     dataSource,
     pool,
     relay: createRelay(dataSource),
-    repository: new WebhookDeliveryRepository(pool),
+    claims: new DeliveryClaimsRepository(pool),
+    attempts: new AttemptsRepository(pool),
     history: new HistoryMaintenance(new HistoryRepository(dataSource)),
     sampler,
     monitor,
@@ -163,10 +166,10 @@ async function writeRound(side: Side, round: number, cost: Cost): Promise<void> 
     while ((await side.relay.batch()) > 0);
   });
   await stage(side, cost, 'claim + record', async () => {
-    const open = await side.repository.openRange(retainedHistory('webhook_deliveries'));
+    const open = await side.claims.openRange(retainedHistory('webhook_deliveries'));
     const wanted = Array.from({ length: ORGS }, (_, i) => ({ endpointId: `whe_org_bench${i}`, quota: 20 }));
     for (;;) {
-      const targets = await side.repository.claimDue(wanted, 60, open);
+      const targets = await side.claims.claimDue(wanted, 60, open);
       if (targets.length === 0) break;
       // Recorded in batches as the dispatcher records them.
       for (let i = 0; i < targets.length; i += RECORD_BATCH) {
@@ -184,7 +187,7 @@ async function writeRound(side: Side, round: number, cost: Cost): Promise<void> 
           nextAttemptAt: null,
           endpointGone: false,
         }));
-        await side.repository.record(attempts, 120);
+        await side.attempts.record(attempts, 120);
       }
     }
   });

@@ -1,28 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { JobQueue } from '../lib/queues.js';
 import { redisKey, type RedisClient } from '../lib/redis.js';
-import type { CarrierReport, ScheduledReport } from '../carrier/carrier.js';
-
-export interface DispatchJob {
-  orgId: string;
-}
-export interface DialJob {
-  callId: string;
-}
-/** One carrier report for calls that share it and its time (calls dialed together). */
-export interface ReportJob {
-  callIds: string[];
-  report: CarrierReport;
-  /** ISO time the carrier's state change happened (the events' `occurred_at`). */
-  at: string;
-}
-export interface CampaignTickJob {
-  campaignId: string;
-}
-/** A text recorded when its call ended, to hand to the carrier (see `ConfirmationTexts.send`). */
-export interface SendTextJob {
-  messageId: string;
-}
+import type { ScheduledReport } from '../carrier/carrier.js';
+import type { JobQueue, ReportJob } from '../jobs.js';
 
 /** The id of a text's `send-text` job: one job per text. */
 const sendTextJobId = (messageId: string) => `text-${messageId}`;

@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import pg from 'pg';
-import { DataSource, type EntitySchema } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { config } from '../config.js';
 import { logger } from './logger.js';
-import { migrations } from '../migrations/index.js';
 
 /**
  * How this process's connections appear in pg_stat_activity: `ringlane <entry file> <pid>`
@@ -12,8 +11,8 @@ import { migrations } from '../migrations/index.js';
  */
 export const applicationName = `ringlane ${path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '')} ${process.pid}`;
 
-/** Builds a DataSource mapping `entities`; the schema always comes from migrations, never `synchronize`. */
-export function createDataSource(url: string, entities: Array<Function | EntitySchema> = []): DataSource {
+/** Builds a DataSource mapping `entities`, with `migrations`; the schema always comes from migrations, never `synchronize`. */
+export function createDataSource(url: string, { entities = [], migrations = [] }: Pick<DataSourceOptions, 'entities' | 'migrations'> = {}): DataSource {
   return new DataSource({
     type: 'postgres',
     url,

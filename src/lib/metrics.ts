@@ -1,5 +1,4 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { QUEUES } from './queues.js';
 import { redisKey, type RedisClient } from './redis.js';
 
 // Service-wide metrics live in Redis, so that every worker process adds to the same counters
@@ -72,11 +71,11 @@ export class WebhookMetrics {
   }
 }
 
-/** The Prometheus text of the whole service: queue depths, webhook attempts and latency, and this process. */
-export async function renderMetrics(redis: RedisClient, jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
+/** The Prometheus text of the whole service: the depths of `queues`, webhook attempts and latency, and this process. */
+export async function renderMetrics(redis: RedisClient, queues: readonly string[], jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
   const lines: string[] = [];
   lines.push('# HELP ringlane_queue_jobs Jobs in each BullMQ queue by state.', '# TYPE ringlane_queue_jobs gauge');
-  for (const queue of Object.keys(QUEUES)) {
+  for (const queue of queues) {
     const counts = await jobCounts(queue);
     for (const [state, n] of Object.entries(counts)) lines.push(`ringlane_queue_jobs{queue="${queue}",state="${state}"} ${n}`);
   }

@@ -1,8 +1,4 @@
-import type { JobQueue } from '../lib/queues.js';
-
-export interface ApplyStateJob {
-  tenantId: string;
-}
+import type { JobQueue } from '../jobs.js';
 
 /** Typed producers of the `tenants` queue. */
 export class TenantJobs {

@@ -1,14 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { CALL_EVENT_TYPES } from '../events/event-types.js';
 import type { HistoryRange } from '../history/history-range.js';
+import { newId } from '../lib/ids.js';
 
 /**
- * The relay's statements on the outbox, `call_events`: every event, call events (the engine
- * writes each in the statement that changes its call) and operational events (src/events/,
- * each written by its producer in the transaction of its change). Reading it for events not
- * relayed yet, and marking them relayed, is the relay's work, and these statements are shaped
- * by it (its batches, its range, the index of unrelayed events), so they live here, with the
- * relay, in the webhooks domain.
+ * The relay's statements: the outbox, `call_events` (call events, written by the engine in the
+ * statement that changes their call, and operational events, each written with its change), read
+ * for events not relayed yet, matched to endpoints, fanned out to deliveries and marked relayed.
  */
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -49,6 +47,22 @@ export class OutboxRepository {
           AND (ev.event <> ALL($4::text[]) OR cardinality(w.outcomes) = 0 OR (ev.payload->>'outcome') = ANY(w.outcomes))
         ORDER BY ev.created_at, ev.sequence`,
       [eventIds, batch.from, batch.to, CALL_EVENT_TYPES],
+    );
+  }
+
+  /**
+   * One delivery per (event, endpoint) of `matches`, due at once, each with its event's
+   * `created_at` (the partition key of both; `batch` spans them): (event, endpoint, created_at)
+   * is unique, so an event relayed again makes no second delivery.
+   */
+  async fanOut(em: EntityManager, matches: Array<{ event_id: string; endpoint_id: string }>, batch: HistoryRange): Promise<void> {
+    await em.query(
+      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count, next_attempt_at, created_at)
+       SELECT m.id, ev.org_id, m.endpoint_id, ev.id, ev.call_id, ev.event, ev.sequence, 'pending', 0, now(), ev.created_at
+         FROM unnest($1::varchar[], $2::varchar[], $3::varchar[]) AS m(id, event_id, endpoint_id)
+         JOIN call_events ev ON ev.id = m.event_id AND ev.created_at >= $4 AND ev.created_at <= $5
+       ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING`,
+      [matches.map(() => newId('dlv')), matches.map((m) => m.event_id), matches.map((m) => m.endpoint_id), batch.from, batch.to],
     );
   }
 

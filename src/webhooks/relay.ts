@@ -1,13 +1,24 @@
 import type { DataSource } from 'typeorm';
+import { config } from '../config.js';
 import { rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
+import { applicationName } from '../lib/db.js';
+import { logger } from '../lib/logger.js';
+import { listen, type Listener } from '../lib/pg-listen.js';
 import type { OutboxRepository } from './outbox.repository.js';
-import type { DeliveryLogRepository } from './webhook-delivery.repository.js';
+import { notifyDeliveries, notifyPayload } from './delivery-notifications.js';
 
 /** Events relayed in one transaction at most; a full batch means more are waiting. */
 export const RELAY_BATCH = 500;
 
-/** Postgres refuses NOTIFY payloads of 8,000 bytes and more. */
-const MAX_PAYLOAD = 7_000;
+/** How long the relay sleeps when nothing notifies it (a missed notification costs at most this). */
+const POLL_MS = 1000;
+
+/**
+ * After a partial batch, the relay waits this long before the next: events commit one status
+ * change at a time, and relaying each trickle at once would cost a transaction (and a wake-up
+ * of every webhooks worker) per few events. Gathering them costs this much latency.
+ */
+const GATHER_MS = 20;
 
 /** How often the relay looks through all of `call_events` for the oldest event not relayed. */
 const OUTBOX_RANGE_MS = 10_000;
@@ -17,15 +28,6 @@ const OUTBOX_RANGE_MS = 10_000;
  * outbox range starts this far back, so that one committing late is still seen at once.
  */
 const LATE_COMMIT_MS = 5 * 60_000;
-
-/**
- * A notification's payload: the endpoints that have new deliveries, comma-separated, so a
- * worker whose lanes for them are full need not look; `*` (look) when they are too many to list.
- */
-export function notifyPayload(endpointIds: string[]): string {
-  const listed = [...new Set(endpointIds)].join(',');
-  return listed.length > MAX_PAYLOAD ? '*' : listed;
-}
 
 /**
  * The relay's loop body: relays a batch from the outbox range, which it looks up again every
@@ -39,7 +41,6 @@ export class Relay {
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: OutboxRepository,
-    private readonly deliveries: DeliveryLogRepository,
   ) {}
 
   /** Relays one batch; returns how many events (a full batch means: call again at once). */
@@ -82,12 +83,63 @@ export class Relay {
       const batch = spanning(events.map((e) => e.created_at));
       const matches = await this.outbox.matchingEndpoints(em, ids, batch);
       if (matches.length) {
-        await this.deliveries.fanOut(em, matches, batch);
-        await this.deliveries.notify(em, notifyPayload(matches.map((m) => m.endpoint_id)));
+        await this.outbox.fanOut(em, matches, batch);
+        await notifyDeliveries(em, notifyPayload(matches.map((m) => m.endpoint_id)));
       }
       await this.outbox.markRelayed(em, ids, batch);
       return { events };
     });
     return events.length;
+  }
+}
+
+/**
+ * The relay process's loop: a batch after another while there are events, woken by the
+ * database's NOTIFY on `call_events` when there are none, and polling besides, so it relays
+ * while its LISTEN connection is down and reconnecting too.
+ */
+export class RelayLoop {
+  private stopping = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> = Promise.resolve();
+  private listener: Listener | null = null;
+
+  constructor(private readonly relay: Relay) {}
+
+  async start(): Promise<void> {
+    // Events committed while the LISTEN connection was away notified no one: look at once.
+    const look = () => this.wake?.();
+    this.listener = await listen(config.databaseUrl, 'call_events', look, { onReconnect: look, applicationName });
+    if (!this.stopping) this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let relayed = 0;
+      try {
+        relayed = await this.relay.batch();
+      } catch (err) {
+        logger.error({ err }, 'relay batch failed; retrying');
+      }
+      if (this.stopping) return;
+      if (relayed > 0 && relayed < RELAY_BATCH) await new Promise((r) => setTimeout(r, GATHER_MS));
+      if (relayed === 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_MS);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = null;
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    await this.listener?.close();
   }
 }

@@ -4,7 +4,8 @@ import { NotFoundError } from '../lib/errors.js';
 import type { Page, PageParams } from '../lib/pagination.js';
 import { presentRow } from '../lib/sql.js';
 import type { DeliveryFilters } from './webhook-deliveries.schemas.js';
-import type { DeliveryLogRepository, DeliveryRow, DeliveryView, FailedFilter } from './webhook-delivery.repository.js';
+import type { DeliveryLogRepository, DeliveryRow, DeliveryView, FailedFilter } from './delivery-log.repository.js';
+import type { FailedDeliveryBoard } from './failed-delivery-board.js';
 import type { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import type { WebhookJobs } from './webhook.jobs.js';
 
@@ -23,6 +24,7 @@ export class WebhookDeliveriesService {
     private readonly deliveries: DeliveryLogRepository,
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly jobs: WebhookJobs,
+    private readonly board: Pick<FailedDeliveryBoard, 'clear'>,
   ) {}
 
   list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
@@ -78,8 +80,7 @@ export class WebhookDeliveriesService {
     for (;;) {
       const ids = await this.deliveries.retryFailed(filter, retained, RETRY_BATCH);
       if (ids.length === 0) return total;
-      await this.deliveries.notify();
-      await this.jobs.clearFailed(ids);
+      await this.board.clear(ids);
       total += ids.length;
       onBatch(ids.length);
     }

@@ -3,7 +3,8 @@ import type { Actor } from '../auth/actor.js';
 import type { ResourceService } from '../http/resource-routes.js';
 import type { Page } from '../lib/pagination.js';
 import { presentRow } from '../lib/sql.js';
-import type { DeliveryLogRepository } from './webhook-delivery.repository.js';
+import { pauseOrResume } from './delivery-log.repository.js';
+import { notifyDeliveries } from './delivery-notifications.js';
 import type { WebhookEndpointsRepository, WebhookEndpointView } from './webhook-endpoints.repository.js';
 import { assertCustomization, type SecretRotationInput, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
 
@@ -17,7 +18,6 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
   constructor(
     private readonly db: DataSource,
     private readonly endpoints: WebhookEndpointsRepository,
-    private readonly deliveries: DeliveryLogRepository,
   ) {
     this.resource = endpoints.resource;
   }
@@ -53,8 +53,8 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
       }
       const row = await this.endpoints.update(em, actor.org.id, id, changes);
       if (changes.disabled !== undefined) {
-        await this.deliveries.pauseOrResume(em, [id]);
-        await this.deliveries.notify(em);
+        await pauseOrResume(em, [id]);
+        await notifyDeliveries(em);
       }
       return presentRow(row);
     });

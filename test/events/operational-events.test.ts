@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import request from 'supertest';
 import { createPool } from '../../src/lib/db.js';
-import { WebhookDeliveryRepository, type RecordedAttempt } from '../../src/webhooks/webhook-delivery.repository.js';
+import { AttemptsRepository, type RecordedAttempt } from '../../src/webhooks/attempts.repository.js';
 import { db } from '../helpers/db.js';
 import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 import { app, asCaller, expectStatus, operator, type Caller, type TestOrg } from '../helpers/api.js';
@@ -252,7 +252,7 @@ describe('the recording statement writes webhook_endpoint.disabled only for the 
   const disabledEvents = async (org: TestOrg) => feed(asCaller(org.key), 'type=webhook_endpoint.disabled');
 
   it('once per disabling: an endpoint disabled already (another batch, another worker) gets no second event; enabled and failing again, a new one', async () => {
-    const repository = new WebhookDeliveryRepository(pool);
+    const repository = new AttemptsRepository(pool);
     const org = await voiceOrg();
     const caller = asCaller(org.key);
     const hook = await endpoint(caller, 'http://127.0.0.1:9/hooks');

@@ -73,7 +73,7 @@ export const SERVICES = {
   calls: { entry: 'workers/calls.ts', ready: 'worker started' },
   tenants: { entry: 'workers/tenants.ts', ready: 'worker started' },
   usage: { entry: 'workers/usage.ts', ready: 'worker started' },
-  relay: { entry: 'workers/relay.ts', ready: 'relay started' },
+  relay: { entry: 'workers/relay.ts', ready: 'worker started' },
   webhooks: { entry: 'workers/webhooks.ts', ready: 'worker started' },
 } as const;
 

@@ -2,7 +2,7 @@ import './env.js';
 import pg from 'pg';
 import { config } from '../../src/config.js';
 import { db } from './db.js';
-import { ensureDatabase, runMigrations } from '../../src/lib/migrate.js';
+import { ensureDatabase, runMigrations } from '../../src/migrations/migrate.js';
 import { waitForRedis } from '../../src/lib/redis.js';
 import { takeViolations } from './openapi-check.js';
 import { closeRedisForTests, deleteKeys, redisForTests } from './redis.js';

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import { queuePrefix, QUEUES, type QueueName } from '../../src/lib/queues.js';
+import { QUEUES, type QueueName } from '../../src/jobs.js';
+import { queuePrefix } from '../../src/lib/queues.js';
 import { createRedis, waitForRedis } from '../../src/lib/redis.js';
 import type { RedisTarget } from '../../src/config.js';
 

@@ -13,12 +13,13 @@ import { HistoryRepository } from '../../src/history/history.repository.js';
 import { exactly } from '../../src/history/history-range.js';
 import { createDataSource } from '../../src/lib/db.js';
 import { db } from '../helpers/db.js';
-import { ensureDatabase } from '../../src/lib/migrate.js';
+import { ensureDatabase } from '../../src/migrations/migrate.js';
 import { migrations } from '../../src/migrations/index.js';
 import { HistoryPartitions1795600000000 } from '../../src/migrations/1795600000000-HistoryPartitions.js';
 import { createRelay, createRuntime, type Runtime } from '../../src/runtime.js';
-import { WebhookDeliveryRepository, type RecordedAttempt } from '../../src/webhooks/webhook-delivery.repository.js';
-import type { DeliverJob } from '../../src/webhooks/webhook.jobs.js';
+import { AttemptsRepository, type RecordedAttempt } from '../../src/webhooks/attempts.repository.js';
+import { DeliveryClaimsRepository } from '../../src/webhooks/delivery-claims.repository.js';
+import type { DeliverJob } from '../../src/jobs.js';
 import { asCaller, createOrg, expectStatus } from '../helpers/api.js';
 import { QueryPlans, tablesRead, type PlanNode } from '../helpers/query-plans.js';
 import { redisForTests } from '../helpers/redis.js';
@@ -138,7 +139,7 @@ describe('history partitions', () => {
     });
 
     it('the dispatcher: open deliveries from their first day on, each event from its own day; recording from the days of its batch', async () => {
-      const repository = new WebhookDeliveryRepository(pool);
+      const repository = new DeliveryClaimsRepository(pool);
       const open = await repository.openRange(retainedHistory('webhook_deliveries'));
       expect(open.from.getTime()).to.equal(Math.floor(retrying.at.getTime() / DAY) * DAY);
       const targets = await repository.claimDue([{ endpointId, quota: 100 }], 60, open);
@@ -161,7 +162,7 @@ describe('history partitions', () => {
         nextAttemptAt: null,
         endpointGone: false,
       }));
-      await repository.record(attempts, 120);
+      await new AttemptsRepository(pool).record(attempts, 120);
       expectReads(plans.last('INSERT INTO webhook_attempts'), 'webhook_deliveries', days('webhook_deliveries', ago(2), now));
       const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ANY($1)`, [targets.map((t) => t.delivery_id)]);
       expect(n).to.equal(5 + 1); // the retrying one had an attempt already
@@ -194,7 +195,7 @@ describe('history partitions', () => {
       const job = waiting.find((j) => (j.data as DeliverJob).deliveryId === old.deliveryId)!;
       await job.remove();
       expect((job.data as DeliverJob).createdAt).to.equal(old.at.toISOString());
-      const target = await new WebhookDeliveryRepository(pool).findTarget(old.deliveryId!, exactly(new Date(job.data.createdAt)));
+      const target = await new DeliveryClaimsRepository(pool).findTarget(old.deliveryId!, exactly(new Date(job.data.createdAt)));
       expect(target?.status).to.equal('succeeded');
       const find = plans.last('d.status, d.event');
       expectReads(find, 'webhook_deliveries', [partition('webhook_deliveries', old.at)], [partition('webhook_deliveries', old.at)]);

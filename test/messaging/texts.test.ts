@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Job } from 'bullmq';
 import { db } from '../helpers/db.js';
-import { createQueue, type JobQueue } from '../../src/lib/queues.js';
+import { createQueue, type JobQueue } from '../../src/jobs.js';
 import { createRuntime } from '../../src/runtime.js';
 import { asCaller, expectStatus } from '../helpers/api.js';
 import { ServiceProcesses, waitUntil, type Service } from '../helpers/processes.js';

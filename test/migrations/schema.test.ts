@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
 import { config } from '../../src/config.js';
 import { db } from '../helpers/db.js';
-import { createQueue } from '../../src/lib/queues.js';
+import { createQueue } from '../../src/jobs.js';
 import { scanKeys } from '../../src/lib/redis.js';
 import { redisForTests } from '../helpers/redis.js';
 import { SerialClient } from '../helpers/serial-pg.js';

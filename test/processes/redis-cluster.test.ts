@@ -5,7 +5,7 @@
 import type { Cluster } from 'ioredis';
 import { expect } from 'chai';
 import { config } from '../../src/config.js';
-import { QUEUES } from '../../src/lib/queues.js';
+import { QUEUES } from '../../src/jobs.js';
 import { mastersOf, scanKeys, tagOf } from '../../src/lib/redis.js';
 import { uniqueEmail } from '../helpers/api.js';
 import { freePort, ServiceProcesses, SERVICES, waitUntil, type ServiceKind } from '../helpers/processes.js';

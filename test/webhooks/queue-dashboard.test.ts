@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { config } from '../../src/config.js';
-import { createQueue } from '../../src/lib/queues.js';
-import { failedJobId } from '../../src/webhooks/webhook.jobs.js';
+import { createQueue } from '../../src/jobs.js';
+import { failedJobId } from '../../src/webhooks/failed-delivery-board.js';
 import { asCaller, expectStatus } from '../helpers/api.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { freePort, startService, type Service } from '../helpers/processes.js';

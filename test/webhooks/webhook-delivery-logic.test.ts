@@ -4,10 +4,10 @@ import { backoffMs, MAX_RETRY_DELAY_MS, parseRetryAfter } from '../../src/webhoo
 import { attemptError, decide, type RetryPolicy } from '../../src/webhooks/delivery-decision.js';
 import { deliveryHeaders, prepareRequest, RESERVED_HEADERS, type DeliveryTarget, type PreparedRequest } from '../../src/webhooks/delivery-request.js';
 import type { DeliverySender, SendResult } from '../../src/webhooks/delivery-send.js';
-import { Dispatcher, PACE_LATE_MS } from '../../src/webhooks/dispatcher.js';
+import { AttemptRecorder } from '../../src/webhooks/attempt-recorder.js';
+import { PACE_LATE_MS } from '../../src/webhooks/delivery-lanes.js';
+import { Dispatcher, type Claims } from '../../src/webhooks/dispatcher.js';
 import { signRinglane, signStandardWebhook } from '../../src/webhooks/verify.js';
-import type { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository.js';
-import type { WebhookMetrics } from '../../src/lib/metrics.js';
 
 const fixed = (r: number) => () => r;
 
@@ -135,28 +135,26 @@ describe('signing during a secret rotation (stage 1, prepare; CONTRACT.md §4)',
   });
 });
 
-describe('a rate-limited endpoint’s lane (the dispatcher, with its repository and sender faked)', () => {
+describe('a rate-limited endpoint’s lane (the dispatcher, with its statements and sender faked)', () => {
   it('sends each delivery in its send slot, in slot order, and gives back one whose slot passed more than PACE_LATE_MS ago', async () => {
     const range = { from: new Date(0), to: new Date(Date.now() + 86_400_000) };
     const slots = [150, 0, 300, -(PACE_LATE_MS + 100)];
     const given: string[][] = [];
     let claimedAt = 0;
-    let claims = 0;
-    const repository = {
+    let claimed = 0;
+    const claims = {
       openRange: async () => range,
       openEndpoints: async () => [{ id: 'whe_1', paced: true }],
       claimDue: async () => [],
       claimPaced: async () => {
         claimedAt = Date.now();
         // The first claim hands out the slots; later ones find nothing more.
-        return claims++ > 0 ? [] : slots.map((wait, i) => target({ delivery_id: `dlv_${i}`, wait_ms: wait }));
+        return claimed++ > 0 ? [] : slots.map((wait, i) => target({ delivery_id: `dlv_${i}`, wait_ms: wait }));
       },
-      record: async () => [],
-      pauseOrResume: async () => {},
       release: async (targets: DeliveryTarget[]) => {
         if (targets.length > 0) given.push(targets.map((t) => t.delivery_id));
       },
-    } as unknown as WebhookDeliveryRepository;
+    } as unknown as Claims;
     const sent: Array<{ id: string; at: number }> = [];
     const sender = {
       send: async (request: PreparedRequest): Promise<SendResult> => {
@@ -164,13 +162,13 @@ describe('a rate-limited endpoint’s lane (the dispatcher, with its repository 
         return { kind: 'accepted', status: 200, body: '', durationMs: 1 };
       },
     } as unknown as DeliverySender;
-    const metrics = { countAttempt() {}, observeLatency() {} } as unknown as WebhookMetrics;
-    const dispatcher = new Dispatcher(repository, sender, metrics, {
+    const metrics = { countAttempt() {}, observeLatency() {} };
+    const recorder = new AttemptRecorder({ record: async () => [] }, metrics, 120);
+    const dispatcher = new Dispatcher(claims, recorder, sender, {
       concurrency: 10,
       endpointConcurrency: 10,
       leaseSeconds: 30,
       pollMs: 60_000,
-      disableAfterHours: 120,
       retained: () => range,
       policy: { maxAttempts: 3, backoffBaseMs: 100, timeoutMs: 1000 },
     });

@@ -3,7 +3,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { expect } from 'chai';
 import { db } from '../helpers/db.js';
-import type { JobOf } from '../../src/lib/queues.js';
+import type { JobOf } from '../../src/jobs.js';
 import { createDeliveryPath, createRuntime } from '../../src/runtime.js';
 import { webhooksProcessors } from '../../workers/processors/webhooks.processor.js';
 import { redisForTests } from '../helpers/redis.js';
@@ -23,7 +23,7 @@ describe('webhooks jobs that retrying cannot fix', () => {
   const delivery = createDeliveryPath(runtime);
   const processors = webhooksProcessors(runtime, delivery.dispatcher);
   after(async () => {
-    await delivery.close();
+    await delivery.stop();
     await runtime.close();
   });
 

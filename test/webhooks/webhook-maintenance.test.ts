@@ -3,7 +3,8 @@ import request from 'supertest';
 import { retainedHistory } from '../../src/history/history-partitions.js';
 import { db } from '../helpers/db.js';
 import { createPool } from '../../src/lib/db.js';
-import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository.js';
+import { DeliveryClaimsRepository } from '../../src/webhooks/delivery-claims.repository.js';
+import { pauseOrResume } from '../../src/webhooks/delivery-log.repository.js';
 import { app, bearer, createOrg } from '../helpers/api.js';
 
 async function endpointWithDeliveries(rows: Array<{ status: string; ageSeconds: number }>) {
@@ -32,7 +33,7 @@ async function endpointWithDeliveries(rows: Array<{ status: string; ageSeconds: 
 describe('webhook maintenance', () => {
   describe('claiming due deliveries (Postgres is the delivery queue)', () => {
     const pool = createPool(4);
-    const repository = new WebhookDeliveryRepository(pool);
+    const repository = new DeliveryClaimsRepository(pool);
     const retained = () => retainedHistory('webhook_deliveries');
     after(() => pool.end());
 
@@ -60,10 +61,10 @@ describe('webhook maintenance', () => {
       const claim = (quota: number) => repository.claimDue([{ endpointId: busy.endpointId, quota }], 60, retained());
       expect((await claim(3)).map((r) => r.delivery_id)).to.deep.equal(busy.ids.slice(0, 3));
       await db.query('UPDATE webhook_endpoints SET disabled = true WHERE id = $1', [busy.endpointId]);
-      await repository.pauseOrResume([busy.endpointId]);
+      await pauseOrResume(pool, [busy.endpointId]);
       expect(await claim(100)).to.deep.equal([]);
       await db.query('UPDATE webhook_endpoints SET disabled = false WHERE id = $1', [busy.endpointId]);
-      await repository.pauseOrResume([busy.endpointId]);
+      await pauseOrResume(pool, [busy.endpointId]);
       // Pausing ends leases too: once enabled, every delivery still pending is due (at least once).
       expect(await claim(100)).to.have.lengthOf(8);
     });

@@ -1,5 +1,5 @@
 import type { Runtime } from '../../src/runtime.js';
-import type { Processors } from '../run-worker.js';
+import type { Processors } from '../../src/jobs.js';
 
 /** The `calls` queue: admission, dialing, carrier reports, the sweeper, campaign ticks and texts' sends. */
 export function callsProcessors({ engine, services }: Runtime): Processors<'calls'> {

@@ -1,5 +1,5 @@
 import type { Runtime } from '../../src/runtime.js';
-import type { Processors } from '../run-worker.js';
+import type { Processors } from '../../src/jobs.js';
 
 export const maintenanceProcessors = ({ services }: Runtime): Processors<'maintenance'> => ({
   /** Deletes idempotency records past their 24 hours and expired sessions; forgets webhook secrets rotated out. */

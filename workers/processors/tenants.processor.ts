@@ -1,5 +1,5 @@
 import type { Runtime } from '../../src/runtime.js';
-import type { Processors } from '../run-worker.js';
+import type { Processors } from '../../src/jobs.js';
 
 /** The `tenants` queue: disable side effects, and a sweep that re-runs any that were lost. */
 export function tenantsProcessors({ services }: Runtime): Processors<'tenants'> {

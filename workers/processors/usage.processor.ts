@@ -1,5 +1,5 @@
 import type { Runtime } from '../../src/runtime.js';
-import type { Processors } from '../run-worker.js';
+import type { Processors } from '../../src/jobs.js';
 
 /** How often the rollup runs: each run recomputes only the hours since the last one (plus two). */
 export const ROLLUP_EVERY_MS = 60_000;

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { createDataSource } from './db.js';
+import { createDataSource } from '../lib/db.js';
+import { migrations } from './index.js';
 
 const codeOf = (err: unknown) => (err as { code?: string }).code;
 
@@ -47,7 +48,7 @@ export async function ensureDatabase(url: string): Promise<'existed' | 'created'
 
 /** Applies every pending migration to the database at `url`; returns the names applied. */
 export async function runMigrations(url: string): Promise<string[]> {
-  const dataSource = createDataSource(url);
+  const dataSource = createDataSource(url, { migrations });
   await dataSource.initialize();
   try {
     const applied = await dataSource.runMigrations({ transaction: 'each' });
