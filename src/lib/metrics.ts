@@ -1,10 +1,9 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { redisKey, type RedisClient } from './redis.js';
 
-// Service-wide metrics live in Redis, so that every worker process adds to the same counters
-// and the API's `/metrics` shows the whole service; process metrics come from prom-client.
+// Service-wide metrics live in Redis so `/metrics` shows every process's counters.
 
-// One hash tag for both: a flush adds to them in one transaction, which a cluster allows in one slot only.
+// One hash tag for both: a flush writes them in one transaction, which a cluster allows in one slot only.
 const ATTEMPTS = () => redisKey('metrics', 'webhooks', 'attempts');
 const LATENCY = () => redisKey('metrics', 'webhooks', 'latency');
 export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
@@ -13,9 +12,8 @@ export const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_' });
 
 /**
- * The webhook delivery metrics of one process, gathered in memory and added to the figures in
- * Redis once a second in one round trip (not two writes per delivery). What a process gathered
- * in its last second is lost if it is killed; counters are for dashboards, not for billing.
+ * One process's webhook metrics, added to Redis once a second in one round trip. A killed process
+ * loses its last second: counters are for dashboards, not billing.
  */
 export class WebhookMetrics {
   private attempts = new Map<string, number>();
@@ -45,7 +43,7 @@ export class WebhookMetrics {
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
-  /** Adds what was gathered to Redis; kept for the next flush if Redis is away. */
+  /** Kept for the next flush if Redis is away. */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -71,7 +69,7 @@ export class WebhookMetrics {
   }
 }
 
-/** The Prometheus text of the whole service: the depths of `queues`, webhook attempts and latency, and this process. */
+/** Prometheus text for the whole service: queue depths, webhook attempts and latency, and this process. */
 export async function renderMetrics(redis: RedisClient, queues: readonly string[], jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
   const lines: string[] = [];
   lines.push('# HELP ringlane_queue_jobs Jobs in each BullMQ queue by state.', '# TYPE ringlane_queue_jobs gauge');
