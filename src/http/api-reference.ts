@@ -33,7 +33,6 @@ function typeOf(schema: Json): string {
   return text;
 }
 
-/** Table rows for an object's fields, nested objects as `parent.child`. */
 function fieldRows(schema: Json, prefix = ''): string[] {
   const required: string[] = schema.required ?? [];
   const rows: string[] = [];
@@ -54,7 +53,6 @@ function schemaMarkdown(schema: Json): string[] {
   return lines;
 }
 
-/** One operation of the document, as Markdown. */
 function operationMarkdown(path: string, method: string, operation: Json, document: Json): string[] {
   const lines = [`### ${method.toUpperCase()} ${path}`, '', `**${operation.summary}**`, '', operation.description, ''];
   const params = (operation.parameters ?? []).map((p: Json) => (p.$ref ? document.components.parameters[refName(p.$ref)] : p));

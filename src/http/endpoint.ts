@@ -17,7 +17,6 @@ export interface Context<B, Q, P> {
 }
 
 interface Common<B, Q, P> {
-  /** One line for the API reference (the OpenAPI document's `summary`). */
   summary: string;
   /** `forbidden`: the area is closed inside a tenant (SPEC.md §4.1 rule 2). Default `allowed`. */
   tenant?: 'allowed' | 'forbidden';
@@ -48,13 +47,9 @@ const EMPTY = Joi.object({});
 const closedToTenants = () =>
   new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
 
-/**
- * Declarative `/v1` routes: each endpoint states its capability, tenant rule and schemas,
- * and the checks run here, the same way for every route, before its handler.
- */
+/** Declarative `/v1` routes: each states its capability, tenant rule and schemas, checked here alike for all. */
 export class ApiRouter {
   readonly router = Router();
-  /** Every route with its schemas, paths relative to where `router` is mounted. */
   readonly routes: RouteDoc[] = [];
 
   constructor(private readonly idempotent: IdempotentRequests) {}
