@@ -18,7 +18,6 @@ export interface Actor {
   memberId: string;
   /** The capabilities this credential carries (a key's permissions, a session's member's). */
   capabilities: Capability[];
-  /** The organization the credential belongs to. */
   ownerOrg: OrgRef;
   /** The organization the request acts on: the tenant named by `X-Tenant-Id`, else `ownerOrg`. */
   org: OrgRef;

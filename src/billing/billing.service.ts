@@ -7,7 +7,6 @@ import { presentPayment, presentReceipt, type PaymentView, type ReceiptView } fr
 import { presentBalance, type BalanceView } from './ledger.js';
 import type { CreditRow, LedgerRepository } from './ledger.repository.js';
 
-/** The billing area: the acting (paying) organization's money, and the plans it can be on. */
 export class BillingService {
   constructor(
     private readonly db: DataSource,
@@ -35,7 +34,6 @@ export class BillingService {
     return plansOf(await this.orgs.load(this.db.manager, actor.org.id), page);
   }
 
-  /** A page of the organization's credits, each presented in the organization's currency. */
   private async credits<V>(orgId: string, page: PageParams, present: (row: CreditRow, currency: string) => V): Promise<Page<V>> {
     const { currency } = await this.orgs.load(this.db.manager, orgId);
     return this.ledger.credits(orgId, page, (row) => present(row, currency));

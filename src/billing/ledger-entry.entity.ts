@@ -4,11 +4,7 @@ import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
 export type LedgerKind = 'adjustment' | 'call' | 'text';
 
-/**
- * One append-only line of an organization's ledger. Entries are never updated or deleted;
- * a balance is the sum of them. `reference` makes a charge idempotent: a call is charged
- * once even if the job that ends it runs twice.
- */
+/** Append-only; `reference` makes a charge idempotent: a call is charged once even if its job runs twice. */
 @Entity('ledger_entries')
 @Index('ledger_entries_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('ledger_entries_subject_created_idx', ['subjectOrgId', 'createdAt'])

@@ -13,10 +13,7 @@ export interface LedgerLine {
   description?: string;
 }
 
-/**
- * An organization's balance: the sum of its ledger lines, kept on its row (`Organization`
- * has both fields) by the database in the same transaction as every line.
- */
+/** The sum of the ledger lines, kept on the organization's row by the database in each line's transaction. */
 export interface Balance {
   balanceMicros: Micros;
   currency: string;

@@ -14,15 +14,12 @@ export type InviteView = Presented<InviteRow>;
 
 const inviteExists = () => new ConflictError('invite_exists', 'The organization already has a pending invite for this email.');
 
-/** People invited to become members of the acting organization. */
 export class InvitesService {
   constructor(private readonly invites: InvitesRepository) {}
 
   /**
-   * Invites a person to the acting organization. The capabilities granted are those requested
-   * that the caller holds itself (as for API keys: nobody hands out more than they have).
-   * An expired invite of the same email is replaced by the new one; a pending one is 409
-   * `invite_exists`.
+   * Grants only the requested capabilities the caller holds (no one hands out more than they have).
+   * An expired invite of the same email is replaced; a pending one is 409 `invite_exists`.
    */
   async create(actor: Actor, input: InviteInput): Promise<InviteView> {
     const capabilities = intersect(input.capabilities, actor.capabilities);

@@ -18,7 +18,6 @@ export abstract class OrgOwnedRow {
   createdAt!: Date;
 }
 
-/** An organization-owned resource that changes: its row, and when it last changed. */
 export abstract class OrgOwned extends OrgOwnedRow {
   @UpdateDateColumn({ name: 'updated_at', ...TIMESTAMP })
   updatedAt!: Date;

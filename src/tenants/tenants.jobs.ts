@@ -1,6 +1,5 @@
 import type { JobQueue } from '../jobs.js';
 
-/** Typed producers of the `tenants` queue. */
 export class TenantJobs {
   constructor(readonly queue: JobQueue<'tenants'>) {}
 

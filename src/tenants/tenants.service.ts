@@ -19,10 +19,7 @@ import type { CreateTenantInput, LimitsInput, UpdateTenantInput } from './tenant
 /** CONTRACT.md "Tenant": the row as it is, times in ISO 8601. */
 export type TenantView = Presented<TenantRow>;
 
-/**
- * The domains that own a new tenant's starter rows (its main location, services and agent),
- * each creating its own inside the tenant's creating transaction.
- */
+/** The domains that create a new tenant's starter rows, inside its creating transaction. */
 export interface TenantStarters {
   locations: Pick<LocationsRepository, 'insertRow'>;
   services: Pick<ServicesRepository, 'insertRows'>;
@@ -38,7 +35,6 @@ export function requireReseller(actor: Actor): void {
 
 const tenantNotFound = () => new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
 
-/** Reseller tenant management (SPEC.md §4.1, §3.1, §2.3). */
 export class TenantsService {
   constructor(
     private readonly db: DataSource,
@@ -49,10 +45,7 @@ export class TenantsService {
     private readonly events: Pick<EventsRepository, 'record'>,
   ) {}
 
-  /**
-   * One of the caller's tenants, or 404 `tenant_not_found` (never saying whether the id exists
-   * elsewhere). With `lock`, its row is held until `em`'s transaction ends.
-   */
+  /** 404 `tenant_not_found` also for another's id (never says it exists); `lock` holds the row. */
   async findOwn(actor: Actor, tenantId: string, em: EntityManager = this.db.manager, locking: Locking = {}): Promise<TenantRow> {
     const row = await this.orgs.findTenant(em, actor.org.id, tenantId, locking);
     if (!row) throw tenantNotFound();
@@ -60,10 +53,8 @@ export class TenantsService {
   }
 
   /**
-   * Creates a tenant with, in the same transaction, its main location, the starter services of
-   * its industry and a default appointment agent, each made by the domain that owns it. The
-   * reseller's row is locked while counting, so concurrent creations cannot pass the tenant
-   * count limit together.
+   * With its main location, industry services and default agent in one transaction. The reseller's row
+   * is locked while counting, so concurrent creations cannot pass the tenant limit together.
    */
   async create(actor: Actor, input: CreateTenantInput): Promise<TenantView> {
     const id = await this.db.transaction(async (em) => {
@@ -111,11 +102,8 @@ export class TenantsService {
   }
 
   /**
-   * Renames, re-zones, re-refs; `disabled: true` disables (reads keep working, changes are
-   * refused, its side effects run in the `tenants` worker), `disabled: false` re-enables. A
-   * change of state is reported to the reseller (`tenant.disabled`/`tenant.enabled`, its own
-   * event: its endpoints and its feed), in the same transaction; asking for the state the tenant
-   * is in already changes nothing and reports nothing.
+   * `disabled` toggles the state (side effects run in the `tenants` worker); a change is reported to
+   * the reseller in the same transaction, and asking for the current state reports nothing.
    */
   async update(actor: Actor, id: string, input: UpdateTenantInput): Promise<TenantView> {
     const changedState = await this.db.transaction(async (em) => {
@@ -140,7 +128,6 @@ export class TenantsService {
     return this.get(actor, id);
   }
 
-  /** The tenant's limits in force (those the engine and its campaigns apply) and its reseller's ceiling. */
   async limits(actor: Actor, id: string) {
     await this.findOwn(actor, id);
     const tenant = (await this.orgs.findWithParent(this.db.manager, id))!;
