@@ -9,17 +9,13 @@ export interface CallingWindow {
 
 const WEEKDAY = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 } as const;
 
-/** The local ISO weekday and "HH:MM" of `at` in `timezone`. */
 export function localClock(at: Date, timezone: string): { weekday: number; time: string } {
   const parts = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(at);
   const part = (type: string) => parts.find((p) => p.type === type)!.value;
   return { weekday: WEEKDAY[part('weekday') as keyof typeof WEEKDAY], time: `${part('hour')}:${part('minute')}` };
 }
 
-/**
- * Whether a campaign may place a call at `at`. A window whose end is before its start runs
- * overnight (22:00–06:00); its early-morning part belongs to the day it started on.
- */
+/** A window whose end is before its start runs overnight; its early-morning part belongs to the day it started. */
 export function withinCallingWindow(window: CallingWindow, at: Date, timezone: string): boolean {
   const { weekday, time } = localClock(at, timezone);
   const dayAllowed = (day: number) => window.weekdays === null || window.weekdays.includes(day);

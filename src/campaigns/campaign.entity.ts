@@ -6,7 +6,6 @@ import { OrgOwned } from '../orgs/org-owned.js';
 
 export type CampaignState = 'draft' | 'running' | 'paused' | 'completed';
 
-/** An agent dialing a list of contacts, within calling hours, with optional retries. */
 @Entity('campaigns')
 @Index('campaigns_org_created_idx', ['orgId', 'createdAt', 'id'])
 export class Campaign extends OrgOwned {
@@ -31,7 +30,6 @@ export class Campaign extends OrgOwned {
   @Column({ name: 'calling_hours_end', type: 'char', length: 5, nullable: true })
   callingHoursEnd!: string | null;
 
-  /** ISO weekdays (1 = Monday ... 7 = Sunday) on which it may call; null = every day. */
   @Column({ type: 'smallint', array: true, nullable: true })
   weekdays!: number[] | null;
 

@@ -3,16 +3,12 @@ import { retainedRange, type HistoryRange } from './history-range.js';
 import type { HistoryRepository } from './history.repository.js';
 
 /**
- * Days of partitions made ahead of today. The maintenance worker makes them hourly, so it may
- * be stopped this long before a row lands in a DEFAULT partition (where it waits, its insert
- * never failing, until its day's partition is made and it is moved there).
+ * Partitions made ahead, hourly: maintenance may stop this long before a row lands in DEFAULT (where
+ * its insert still succeeds, and it is moved once its day's partition exists).
  */
 export const DAYS_AHEAD = 7;
 
-/**
- * The history tables, partitioned by UTC day of their event's `created_at` (the
- * HistoryPartitions migration), and how many days each keeps.
- */
+/** Partitioned by UTC day of the event's `created_at`, with each table's retention. */
 export const HISTORY_TABLES = [
   // A delivery that can still be retried needs its event: events stay at least as long.
   { table: 'call_events', retentionDays: () => Math.max(config.eventRetentionDays, config.webhook.retentionDays) },
@@ -22,32 +18,22 @@ export const HISTORY_TABLES = [
 
 export type HistoryTable = (typeof HISTORY_TABLES)[number]['table'];
 
-/**
- * What `table` keeps at `now`: its retention's days back to now. The one reading of a history
- * table's retention: what is shown and retried is what maintenance keeps.
- */
+/** The one reading of a table's retention: what is shown and retried is what maintenance keeps. */
 export function retainedHistory(table: HistoryTable, now = Date.now()): HistoryRange {
   return retainedRange(HISTORY_TABLES.find((t) => t.table === table)!.retentionDays(), now);
 }
 
-/**
- * What the events feed shows at `now`: EVENT_RETENTION_DAYS back. `call_events` may keep more
- * (never fewer days than webhook deliveries, which need their events), but the feed shows this.
- */
+/** `call_events` may keep more (deliveries need their events), but the feed shows EVENT_RETENTION_DAYS. */
 export function retainedEvents(now = Date.now()): HistoryRange {
   return retainedRange(config.eventRetentionDays, now);
 }
 
-/** Retention by whole days, for each history table (the maintenance worker's hourly job). */
 export class HistoryMaintenance {
   constructor(private readonly repository: HistoryRepository) {}
 
   /**
-   * Drops the partitions entirely older than each table's retention (and deletes such rows
-   * from its DEFAULT partition), then makes every day's partition from the start of its
-   * retention to DAYS_AHEAD ahead that is missing, moving in any of that day's rows the
-   * DEFAULT partition holds. A row is kept its retention and at most a day more. Returns what
-   * it did, per table.
+   * Drops partitions wholly past retention (and such DEFAULT rows), then makes each missing day's partition
+   * up to DAYS_AHEAD, moving in DEFAULT rows. A row is kept its retention and at most a day more.
    */
   async maintain(): Promise<Record<HistoryTable, { dropped: number; created: number }>> {
     const done = {} as Record<HistoryTable, { dropped: number; created: number }>;

@@ -1,17 +1,9 @@
 import type { DataSource } from 'typeorm';
 
-/**
- * How long maintenance waits for a lock: dropping a partition needs its parent table to
- * itself for an instant, and waiting queues every other statement on that table behind it.
- * Not had in time, the job fails and BullMQ retries it.
- */
+/** Dropping a partition takes the parent for an instant and queues every statement behind it; on timeout BullMQ retries. */
 const LOCK_TIMEOUT = '2s';
 
-/**
- * The partitions of the history tables (the HistoryPartitions migration's functions
- * `history_partitions_drop` and `history_partitions_create`), each call in a transaction of
- * its own that waits at most LOCK_TIMEOUT for its locks.
- */
+/** Each call in a transaction of its own, waiting at most LOCK_TIMEOUT for its locks. */
 export class HistoryRepository {
   constructor(private readonly dataSource: DataSource) {}
 

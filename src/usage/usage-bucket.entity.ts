@@ -1,11 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
-/**
- * One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger
- * (charges, by the organization whose activity caused them), from ended calls (completed ones
- * and a tenant's billable amounts) and from a tenant's texts (their billable amounts).
- */
+/** One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger, calls and texts. */
 @Entity('usage_buckets')
 export class UsageBucket {
   @PrimaryColumn({ name: 'org_id', type: 'varchar', length: 40 })

@@ -13,7 +13,6 @@ export class InvalidWindowError extends AppError {
   }
 }
 
-/** A half-open window of time: `since` ≤ t < `until`. */
 export interface UsageWindow {
   since: Date;
   until: Date;
@@ -24,9 +23,8 @@ const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))
 const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
- * Parses an ISO 8601 UTC timestamp ending in `Z` (no other offset, no date-only form) or
- * returns null. Digits below the millisecond round up to the next millisecond: times are
- * stored to the millisecond, so a bound rounded up selects exactly the same rows.
+ * ISO 8601 UTC with `Z` only, else null. Sub-millisecond digits round up: times are stored to the
+ * millisecond, so a bound rounded up selects exactly the same rows.
  */
 export function parseUtcTimestamp(text: unknown): Date | null {
   if (typeof text !== 'string') return null;
@@ -49,13 +47,10 @@ function monthStart(year: number, monthIndex: number): Date {
   return date;
 }
 
-/** The first instant of the UTC calendar month containing `at`. */
 export const startOfUtcMonth = (at: Date): Date => monthStart(at.getUTCFullYear(), at.getUTCMonth());
 
-/** The first instant of the UTC calendar month after the one containing `at`. */
 export const startOfNextUtcMonth = (at: Date): Date => monthStart(at.getUTCFullYear(), at.getUTCMonth() + 1);
 
-/** The start of the UTC hour containing `at`. */
 export const floorHour = (at: Date): Date => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
 
 /** `at` if it starts a UTC hour, else the start of the next hour. */
@@ -69,12 +64,8 @@ function parseBound(name: string, value: unknown): Date | undefined {
 }
 
 /**
- * The window of a usage request (SPEC.md §4.1, §8):
- * - neither bound: the current UTC calendar month, [first instant, first instant of the next month);
- * - `since` alone: up to `now`;
- * - `until` alone: from the first instant of the UTC calendar month holding the last moment
- *   before `until` (so `until=2026-11-01T00:00:00Z` alone is the whole of October);
- * - `until` must be after `since`, and the window at most 366 days: else 400 `invalid_window`.
+ * Neither bound: the current UTC month; `since` alone: up to `now`; `until` alone: from the start of the
+ * month holding the instant before it. `until` ≤ `since` or over 366 days: 400 `invalid_window`.
  */
 export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, now: Date = new Date()): UsageWindow {
   const since = parseBound('since', query.since);
@@ -96,18 +87,12 @@ export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, 
   return window;
 }
 
-/** A half-open time range [from, to), as Dates for the query. */
 export type Range = [Date, Date];
 
 /**
- * How a window is read: `rolled` is the run of whole UTC hours of the window below the rollup
- * watermark (read from usage_buckets: at most 24 × 366 rows); `raw` is the rest of the window,
- * at most two ranges (the partial hour at its start, and everything from the end of the rolled
- * run), read from the ledger and the calls. Together they cover the window exactly once.
- *
- * Any watermark the rollup ever wrote is safe to use: it only moves forward, and the buckets
- * below it stay complete, so a watermark read a moment earlier (or none) only shifts work to
- * the raw side.
+ * `rolled`: the whole hours below the rollup watermark (from usage_buckets); `raw`: at most two ranges,
+ * read from the sources. Together they cover the window once. Any watermark ever written is safe: it only
+ * moves forward and buckets below it stay complete, so a stale one only shifts work to `raw`.
  */
 export function splitWindow(window: UsageWindow, rolledUntil: Date | null): { rolled: Range | null; raw: Range[] } {
   const wholeFrom = ceilHour(window.since);
