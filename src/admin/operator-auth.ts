@@ -15,9 +15,8 @@ function presented(header: string): string | undefined {
 }
 
 /**
- * The operator token (`OPERATOR_TOKEN`) for the admin API, the queue dashboard and metrics.
- * Without a configured token, everyone is refused. With `browser`, a refusal asks the browser
- * for Basic credentials, so support staff can open the dashboard (user name: anything).
+ * `OPERATOR_TOKEN` guards the admin API, dashboard and metrics; unset, everyone is refused. With
+ * `browser`, a refusal asks for Basic credentials so support staff can open the dashboard.
  */
 export function requireOperator(operatorToken: string | null, options: { browser?: boolean } = {}): RequestHandler {
   const expected = operatorToken ? digest(operatorToken) : null;

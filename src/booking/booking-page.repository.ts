@@ -8,7 +8,6 @@ export interface BookingOffer {
   locations: Pick<LocationRow, 'name' | 'address'>[];
 }
 
-/** The public booking pages: what an organization offers, read without a credential. */
 export class BookingPageRepository {
   constructor(private readonly db: DataSource) {}
 

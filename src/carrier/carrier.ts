@@ -12,7 +12,6 @@ export interface ScheduledReport {
   at: Date;
 }
 
-/** The call as the carrier sees it. */
 export interface DialRequest {
   callId: string;
   to: string;
@@ -22,7 +21,6 @@ export interface DialRequest {
   simulate: SimulateScript;
 }
 
-/** A text as the carrier sees it. */
 export interface TextRequest {
   /** Our id of the text (the message's): a carrier that takes an idempotency key is given this one. */
   reference: string;
@@ -32,18 +30,14 @@ export interface TextRequest {
 }
 
 /**
- * A telephony provider. The engine, numbers and texts depend only on this interface (each
- * organization's through the `Carriers` lookup they are given): a real provider is a second
- * implementation whose reports arrive through its own webhooks instead of a schedule.
+ * A telephony provider; engine, numbers and texts depend only on this. A real provider's reports
+ * would arrive through its webhooks instead of a schedule.
  */
 export interface CarrierAdapter {
   readonly provider: string;
   /** Reserves a number in E.164, near `areaCode` or exactly `requested`; null when unavailable. */
   provisionNumber(options: { areaCode?: string; requested?: string }): Promise<string | null>;
-  /**
-   * Starts a call. Returns the reports the carrier will make and when; the engine schedules
-   * them durably, so a worker dying mid-call loses nothing. Must be idempotent per call.
-   */
+  /** Returns the reports the carrier will make and when, scheduled durably by the engine; idempotent per call. */
   dial(request: DialRequest): Promise<ScheduledReport[]>;
   /** Sends a text; resolves once the carrier accepted it. */
   sendText(text: TextRequest): Promise<void>;
