@@ -5,10 +5,8 @@ import { migrations } from './index.js';
 const codeOf = (err: unknown) => (err as { code?: string }).code;
 
 /**
- * Creates the database named in `url` when the server has none by that name; says which.
- * It connects to that database first (no more than the service itself needs), and only when
- * the server answers that it does not exist connects to the `postgres` database to create it.
- * A role that may not create databases gets an error that says so and what to do.
+ * Creates the database in `url` if the server has none by that name. Connects to it first, and to
+ * `postgres` only when it does not exist; a role that may not create databases is told what to do.
  */
 export async function ensureDatabase(url: string): Promise<'existed' | 'created'> {
   const target = new URL(url);
@@ -46,7 +44,6 @@ export async function ensureDatabase(url: string): Promise<'existed' | 'created'
   }
 }
 
-/** Applies every pending migration to the database at `url`; returns the names applied. */
 export async function runMigrations(url: string): Promise<string[]> {
   const dataSource = createDataSource(url, { migrations });
   await dataSource.initialize();
