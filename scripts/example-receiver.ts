@@ -53,6 +53,7 @@ function parseEvent(raw: Buffer): CallEvent | null {
   }
 }
 
+/** An HTTP server accepting signed Ringlane deliveries on any path. */
 export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: ReceiverOptions): Server {
   /** `call_id:sequence` of every event accepted: a redelivery is acknowledged and dropped. */
   const seen = new Set<string>();

@@ -33,7 +33,6 @@ export interface Config {
   /** How long call events are kept (CONTRACT.md §4); never less than webhook deliveries, which need theirs. */
   eventRetentionDays: number;
   sim: { ringMs: number; secondMs: number };
-  /** Jobs one `calls` worker process runs at once. */
   callsWorkerConcurrency: number;
   /** Deliveries one `webhooks` worker process sends at once, and at most per endpoint. */
   webhooksWorkerConcurrency: number;

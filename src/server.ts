@@ -8,7 +8,6 @@ import { createRedis } from './lib/redis.js';
 import { createRuntime, openDatabase } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
 
-/** The `web` process: the HTTP API. */
 async function main(): Promise<void> {
   lowerCpuPriority(config.intakeNice);
   const db = openDatabase();

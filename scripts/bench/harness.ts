@@ -49,6 +49,7 @@ export async function startProcess(entry: string, env: Record<string, string>, r
   }
 }
 
+/** Starts a compiled entry point with `env` and waits until `readyUrl` answers (see startProcess). */
 export function startServer(entry: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
   return startProcess(entry, env, async () => (await fetch(readyUrl)).ok);
 }
@@ -58,6 +59,7 @@ const hasExited = (child: ChildProcess) => child.exitCode !== null || child.sign
 /** Children started and not stopped: runBench stops them however it ends. */
 const children = new Set<ChildProcess>();
 
+/** Registers a child so it is stopped when the benchmark ends, even on failure. */
 export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -67,6 +69,7 @@ export function track(child: ChildProcess): ChildProcess {
 /** How long a process gets to finish its in-flight work on SIGTERM before it is killed. */
 const STOP_GRACE_MS = 30_000;
 
+/** SIGTERM, then SIGKILL after the grace; resolves once it has exited. */
 export async function stopServer(child: ChildProcess): Promise<void> {
   if (hasExited(child)) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -76,10 +79,12 @@ export async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Stops every child still running, all at once. */
 export async function stopAll(): Promise<void> {
   await Promise.all([...children].map(stopServer));
 }
 
+/** A running process of the Procfile: its line's name and its child. */
 export interface ProcfileProcess {
   name: string;
   child: ChildProcess;
@@ -146,6 +151,7 @@ async function withAutocannon(url: string, headers: Record<string, string>, conn
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.errors + r.non2xx };
 }
 
+/** Drives `url` for `seconds` at `connections` with the chosen load generator. */
 export function load(tool: 'wrk' | 'autocannon', url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadResult> {
   return tool === 'wrk' ? withWrk(url, headers, connections, seconds) : withAutocannon(url, headers, connections, seconds);
 }
@@ -176,6 +182,7 @@ export function runBench(main: () => Promise<void>): void {
   );
 }
 
+/** JSON over HTTP with at most `connections` requests in flight; a non-2xx answer throws. */
 export function apiClient(base: string, connections: number) {
   const dispatcher = new Agent({ connections, pipelining: 1 });
   return {

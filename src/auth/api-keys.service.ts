@@ -33,7 +33,7 @@ const presentApiKey = (k: ApiKeyRow): ApiKeyView => ({
   last_used_at: k.last_used_at?.toISOString() ?? null,
 });
 
-/** API keys (SPEC.md §4.3). */
+/** API keys (SPEC.md §4.3): created, listed and revoked by their organization; issued by the operator. */
 export class ApiKeysService {
   constructor(
     private readonly db: DataSource,
@@ -73,7 +73,6 @@ export class ApiKeysService {
     return this.credentials.listKeys(actor.org.id, page, presentApiKey);
   }
 
-  /** Revokes a key of the caller's organization; every API process refuses it from the next request. */
   async revoke(actor: Actor, keyId: string): Promise<void> {
     // Bumped before (a Redis outage refuses the revocation rather than half-do it) and after the
     // commit (nothing cached in between survives).

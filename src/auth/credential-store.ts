@@ -80,7 +80,6 @@ export class CredentialStore {
     return { sessionId: stored.session_id, memberId: stored.member_id, capabilities: stored.capabilities, org: stored.org };
   }
 
-  /** A tenant of `resellerId`, or null: never says whether the id exists elsewhere. */
   findTenant(resellerId: string, tenantId: string): Promise<OrgRef | null> {
     return this.orgs.findTenantRef(resellerId, tenantId);
   }

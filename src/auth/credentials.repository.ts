@@ -61,13 +61,11 @@ export class CredentialsRepository {
     return listPage(this.db, { select: API_KEY.select(), from: API_KEY.from(), where: where('org_id = ? AND revoked_at IS NULL', orgId) }, page, present);
   }
 
-  /** Revokes one of the organization's keys; false when it has no such key not yet revoked. */
   async revokeKey(orgId: string, keyId: string): Promise<boolean> {
     const [, affected] = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [keyId, orgId]);
     return affected > 0;
   }
 
-  /** The key not revoked whose hash this is, with its organization; null when there is none. */
   async findKeyByHash(hash: string): Promise<StoredKey | null> {
     const [row] = await this.db.query(
       `SELECT ${KEY_CREDENTIAL.select('k')}, ${ORG_REF.select('o')}

@@ -5,7 +5,6 @@ import type { RouteDoc } from '../http/route-doc.js';
 import { validate } from '../http/validate.js';
 import type { SessionsService } from './sessions.service.js';
 
-/** `POST /v1/sessions`: a session token and when it expires. */
 const sessionSchema = responseSchema('Session', { token: Joi.string(), expires_at: isoTime() });
 
 const signInSchema = Joi.object({

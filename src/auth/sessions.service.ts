@@ -15,6 +15,7 @@ const SESSION_HOURS = 12;
 const FAILED_SIGN_INS_PER_EMAIL: Limit = { name: 'signin-failed-email', max: 10, windowMs: 15 * 60_000, counts: 'failed sign-ins per email' };
 const FAILED_SIGN_INS_PER_ADDRESS: Limit = { name: 'signin-failed-address', max: 50, windowMs: 15 * 60_000, counts: 'failed sign-ins per client address' };
 
+/** Members' sessions: sign-in with email and password, and purging expired ones. */
 export class SessionsService {
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -46,7 +47,6 @@ export class SessionsService {
     return { token, expires_at: expiresAt.toISOString() };
   }
 
-  /** Deletes sessions that have expired; returns how many (the maintenance worker's `purge-expired`). */
   purgeExpired(): Promise<number> {
     return this.credentials.purgeExpiredSessions();
   }

@@ -7,6 +7,7 @@ import { presentPayment, presentReceipt, type PaymentView, type ReceiptView } fr
 import { presentBalance, type BalanceView } from './ledger.js';
 import type { CreditRow, LedgerRepository } from './ledger.repository.js';
 
+/** The billing area: the acting (paying) organization's money, and the plans it can be on. */
 export class BillingService {
   constructor(
     private readonly db: DataSource,
@@ -14,22 +15,18 @@ export class BillingService {
     private readonly orgs: OrganizationsRepository,
   ) {}
 
-  /** `GET /v1/balance`. */
   async balance(actor: Actor): Promise<BalanceView> {
     return presentBalance(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
-  /** `GET /v1/payments`: the money paid into the acting organization. */
   payments(actor: Actor, page: PageParams): Promise<Page<PaymentView>> {
     return this.credits(actor.org.id, page, presentPayment);
   }
 
-  /** `GET /v1/receipts`: one receipt per payment. */
   receipts(actor: Actor, page: PageParams): Promise<Page<ReceiptView>> {
     return this.credits(actor.org.id, page, presentReceipt);
   }
 
-  /** `GET /v1/plans`: the catalog of plans, with the acting organization's rates. */
   async plans(actor: Actor, page: PageParams): Promise<Page<PlanView>> {
     return plansOf(await this.orgs.load(this.db.manager, actor.org.id), page);
   }

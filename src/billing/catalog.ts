@@ -6,7 +6,6 @@ export interface PlanView {
   id: string;
   name: string;
   description: string;
-  /** The organization's own rates, set by the operator (CONTRACT.md §2 "Rates"). */
   rates: { per_minute: string; per_text: string };
   currency: string;
   current: boolean;

@@ -21,7 +21,6 @@ export function textCharge(message: { id: string; orgId: string }, payer: Organi
   return amount > 0n ? { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` } : null;
 }
 
-/** Prices per minute (per started second) and per text, in micros. */
 export interface Prices {
   perMinute: Micros;
   perText: Micros;

@@ -12,7 +12,6 @@ export class LedgerEntry {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id!: string;
 
-  /** The paying organization, whose balance moves. */
   @Column({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
 
@@ -20,7 +19,6 @@ export class LedgerEntry {
   @JoinColumn({ name: 'org_id' })
   org?: Relation<Organization>;
 
-  /** The organization whose activity caused the entry (a tenant, or the payer itself). */
   @Column({ name: 'subject_org_id', type: 'varchar', length: 40 })
   subjectOrgId!: string;
 

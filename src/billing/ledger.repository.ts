@@ -7,7 +7,6 @@ import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import type { LedgerLine } from './ledger.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 
-/** A credit: a positive adjustment of the organization's ledger (an opening balance, a top-up). */
 const CREDIT = rowShape('ledger_entries', {
   id: column<string>(),
   /** Micros; pg gives a bigint as a decimal string. */
@@ -26,6 +25,7 @@ const LOW_BALANCE_TURNS = `UPDATE organizations o SET low_balance_notified = NOT
    WHERE o.id = ANY($1) AND o.low_balance_notified <> COALESCE(o.balance_micros < o.low_balance_threshold_micros, false)
    RETURNING o.id, o.low_balance_notified AS low, o.balance_micros, o.low_balance_threshold_micros AS threshold_micros, o.currency`;
 
+/** The ledger; the database keeps each organization's balance from it. */
 export class LedgerRepository {
   constructor(
     private readonly db: DataSource,

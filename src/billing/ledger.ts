@@ -2,9 +2,7 @@ import { formatMoney, type Micros } from '../lib/money.js';
 import type { LedgerKind } from './ledger-entry.entity.js';
 
 export interface LedgerLine {
-  /** The paying organization. */
   orgId: string;
-  /** Whose activity it was (the tenant, or the payer itself). */
   subjectOrgId?: string;
   kind: LedgerKind;
   amountMicros: Micros;

@@ -7,7 +7,6 @@ import type { TenantsService } from '../tenants/tenants.service.js';
 import { resalePrices } from './charges.js';
 import type { ResalePricesInput } from './resale-prices.schemas.js';
 
-/** CONTRACT.md §4 "Resale prices". */
 export interface TenantPricesView {
   tenant_id: string;
   per_minute: string;
@@ -23,7 +22,6 @@ export class ResalePricesService {
     private readonly tenants: Pick<TenantsService, 'findOwn'>,
   ) {}
 
-  /** `GET`: the prices in force for one of the caller's tenants (the reseller's rates where none are set). */
   async get(actor: Actor, tenantId: string): Promise<TenantPricesView> {
     await this.tenants.findOwn(actor, tenantId);
     return present((await this.orgs.findWithParent(this.db.manager, tenantId))!);

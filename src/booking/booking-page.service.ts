@@ -13,7 +13,6 @@ export interface BookingPageView {
   url: string | null;
 }
 
-/** Where an organization's public page lives. */
 export const bookingPageUrl = (orgId: string) => `/book/${orgId}`;
 
 const presentBookingPage = (org: Organization): BookingPageView =>
@@ -24,9 +23,9 @@ const presentBookingPage = (org: Organization): BookingPageView =>
 /** What the public page shows. Strings are the organization's own: escape them when rendering. */
 export type PublicBookingPage = BookingOffer & { headline: string };
 
-/** The most services and locations a page lists. */
 const PAGE_ITEMS = 200;
 
+/** The booking page's settings (kept on the organization) and the public page. */
 export class BookingPageService {
   constructor(
     private readonly db: DataSource,

@@ -16,6 +16,7 @@ export const locationShape = rowShape('locations', {
 export type LocationRow = RowOf<typeof locationShape.columns>;
 export type LocationView = Presented<LocationRow>;
 
+/** The organization's locations, shown on its booking page. */
 export class LocationsRepository extends OrgResourceRepository<typeof locationShape.columns> {
   constructor(db: DataSource) {
     super(db, { shape: locationShape, resource: 'location', idPrefix: 'loc' });

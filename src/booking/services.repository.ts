@@ -15,6 +15,7 @@ export const serviceShape = rowShape('services', {
 export type ServiceRow = RowOf<typeof serviceShape.columns>;
 export type ServiceView = Presented<ServiceRow>;
 
+/** What customers can book, shown on the booking page. */
 export class ServicesRepository extends OrgResourceRepository<typeof serviceShape.columns> {
   constructor(db: DataSource) {
     super(db, { shape: serviceShape, resource: 'service', idPrefix: 'svc' });

@@ -45,7 +45,6 @@ export class CallEvent {
   @PrimaryColumn({ name: 'created_at', ...TIMESTAMP, default: () => 'now()', primaryKeyConstraintName: 'call_events_pkey' })
   createdAt!: Date;
 
-  /** Set once the relay has fanned the event out to webhook deliveries. */
   @Column({ name: 'relayed_at', ...TIMESTAMP, nullable: true })
   relayedAt!: Date | null;
 }

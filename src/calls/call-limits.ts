@@ -44,6 +44,7 @@ export function effectiveLimits(org: Limits & { parent?: Limits | null }): Limit
   };
 }
 
+/** CONTRACT.md's shape of a pair of limits (a tenant's, a ceiling). */
 export const presentLimits = (limits: Limits) => ({ max_concurrent_calls: limits.maxConcurrentCalls, max_calls_per_hour: limits.maxCallsPerHour });
 
 /** The most calls one admission takes (and the engine dials as one batch). */
@@ -53,7 +54,6 @@ export interface Admission {
   callIds: string[];
   /** The batch is full: more calls may be waiting, admissible now. */
   full: boolean;
-  /** When the hourly window frees a start, if that is what stopped admission. */
   retryAt: Date | null;
 }
 

@@ -24,7 +24,6 @@ export interface SimulateScript {
 @Index('calls_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('calls_payer_ended_idx', ['payerOrgId', 'endedAt'])
 export class Call extends OrgOwned {
-  /** Who pays: the organization itself, or the reseller of a tenant. */
   @Column({ name: 'payer_org_id', type: 'varchar', length: 40 })
   payerOrgId!: string;
 

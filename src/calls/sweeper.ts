@@ -6,7 +6,6 @@ import type { CallEngine } from './engine.js';
 
 /** How long a step may lag before the sweeper assumes its job was lost. */
 const GRACE_SECONDS = 10;
-/** The most rows of each kind one sweep re-drives (the next sweep takes the rest). */
 const SWEEP_BATCH = 5000;
 
 /**

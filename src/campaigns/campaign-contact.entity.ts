@@ -6,6 +6,7 @@ import { Campaign } from './campaign.entity.js';
 /** `skipped`: never called, its number being on a do-not-call list when its turn came. */
 export type CampaignContactState = 'pending' | 'calling' | 'done' | 'skipped';
 
+/** One contact of a campaign and how far dialing it has got. */
 @Entity('campaign_contacts')
 @Index('campaign_contacts_due_idx', ['campaignId', 'state', 'nextAttemptAt'])
 export class CampaignContact {
@@ -23,7 +24,6 @@ export class CampaignContact {
   @JoinColumn({ name: 'contact_id' })
   contact?: Relation<Contact>;
 
-  /** The dialing order. */
   @Column({ type: 'integer' })
   position!: number;
 

@@ -6,6 +6,7 @@ import { OrgOwned } from '../orgs/org-owned.js';
 
 export type CampaignState = 'draft' | 'running' | 'paused' | 'completed';
 
+/** An agent dialing a list of contacts, within calling hours, with optional retries. */
 @Entity('campaigns')
 @Index('campaigns_org_created_idx', ['orgId', 'createdAt', 'id'])
 export class Campaign extends OrgOwned {
@@ -40,7 +41,6 @@ export class Campaign extends OrgOwned {
   @Column({ name: 'retry_delay_seconds', type: 'integer', default: 0 })
   retryDelaySeconds!: number;
 
-  /** The simulated carrier's script for every call of the campaign (CONTRACT.md "Calls"). */
   @Column({ type: 'jsonb', nullable: true })
   simulate!: SimulateScript | null;
 

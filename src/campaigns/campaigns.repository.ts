@@ -3,7 +3,6 @@ import { listPage, type Page, type PageParams, type Sql } from '../lib/paginatio
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Campaign, type CampaignState } from './campaign.entity.js';
 
-/** A contact count of a campaign, by state when given, over alias `k`. */
 const contactCount = (state?: string) =>
   column<number>(`(SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id${state ? ` AND cc.state = '${state}'` : ''})`);
 
@@ -36,6 +35,7 @@ export interface CampaignProgress {
   nextDueMs: number | null;
 }
 
+/** Campaigns and their contacts (`campaign_contacts`). */
 export class CampaignsRepository {
   constructor(private readonly db: DataSource) {}
 
@@ -86,7 +86,6 @@ export class CampaignsRepository {
     return due.map((d) => ({ contactId: d.contact_id, position: d.position }));
   }
 
-  /** Pending contacts the campaign will never call (their number is on a do-not-call list). */
   async markSkipped(em: EntityManager, campaignId: string, contactIds: string[]): Promise<void> {
     if (contactIds.length === 0) return;
     await em.query(
@@ -132,7 +131,6 @@ export class CampaignsRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Pauses the organization's running campaigns (a disabled tenant's); returns how many. */
   async pauseRunning(orgId: string): Promise<number> {
     const [, paused] = await this.db.query(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [orgId]);
     return paused;

@@ -46,6 +46,7 @@ function applyWindow(campaign: Partial<Campaign>, input: UpdateCampaignInput): v
   }
 }
 
+/** Campaigns (capability `operate`): an agent dialing a list of contacts through the call engine. */
 export class CampaignsService {
   constructor(
     private readonly db: DataSource,

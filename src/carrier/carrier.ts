@@ -12,6 +12,7 @@ export interface ScheduledReport {
   at: Date;
 }
 
+/** The call as the carrier sees it. */
 export interface DialRequest {
   callId: string;
   to: string;
@@ -21,6 +22,7 @@ export interface DialRequest {
   simulate: SimulateScript;
 }
 
+/** A text as the carrier sees it. */
 export interface TextRequest {
   /** Our id of the text (the message's): a carrier that takes an idempotency key is given this one. */
   reference: string;
@@ -39,6 +41,5 @@ export interface CarrierAdapter {
   provisionNumber(options: { areaCode?: string; requested?: string }): Promise<string | null>;
   /** Returns the reports the carrier will make and when, scheduled durably by the engine; idempotent per call. */
   dial(request: DialRequest): Promise<ScheduledReport[]>;
-  /** Sends a text; resolves once the carrier accepted it. */
   sendText(text: TextRequest): Promise<void>;
 }

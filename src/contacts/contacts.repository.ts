@@ -32,7 +32,6 @@ export class ContactsRepository extends OrgResourceRepository<typeof contactShap
     });
   }
 
-  /** The first of `ids` that is not one of the organization's contacts, if any. */
   async unknownContact(em: EntityManager, orgId: string, ids: string[]): Promise<string | undefined> {
     const found: Array<{ id: string }> = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
     const known = new Set(found.map((r) => r.id));

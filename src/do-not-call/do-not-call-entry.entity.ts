@@ -10,7 +10,6 @@ export class DoNotCallEntry extends OrgOwnedRow {
   @Column({ name: 'phone_number', type: 'varchar', length: 16 })
   phoneNumber!: string;
 
-  /** Why it is listed, for people reading the list; optional. */
   @Column({ type: 'varchar', length: 500, nullable: true })
   reason!: string | null;
 }

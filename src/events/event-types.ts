@@ -6,13 +6,14 @@ export const CALL_EVENT_TYPES = ['call.queued', 'call.ringing', 'call.in_progres
 /** Account events; each goes only to endpoints listing it in `event_types`. */
 export const OPERATIONAL_EVENT_TYPES = ['webhook_endpoint.disabled', 'tenant.disabled', 'tenant.enabled', 'balance.low'] as const;
 
+/** Every event name, call events first. */
 export const EVENT_TYPES = [...CALL_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
 
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The fields each operational event carries besides `event`, `org_id` and `occurred_at` (CONTRACT.md §4). */
+/** Fields of each operational event besides `event`, `org_id`, `occurred_at` (CONTRACT.md §4). */
 export interface OperationalEventFields {
   'webhook_endpoint.disabled': { endpoint_id: string; reason: 'failing' | 'gone'; last_error: string | null };
   'tenant.disabled': { tenant_id: string };

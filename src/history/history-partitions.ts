@@ -28,6 +28,7 @@ export function retainedEvents(now = Date.now()): HistoryRange {
   return retainedRange(config.eventRetentionDays, now);
 }
 
+/** Retention by whole days, for each history table (the maintenance worker's hourly job). */
 export class HistoryMaintenance {
   constructor(private readonly repository: HistoryRepository) {}
 

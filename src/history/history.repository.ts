@@ -7,12 +7,10 @@ const LOCK_TIMEOUT = '2s';
 export class HistoryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Drops `table`'s partitions entirely older than `days` days (and such rows of its DEFAULT partition); returns how many. */
   dropOlderThan(table: string, days: number): Promise<number> {
     return this.locked(`SELECT history_partitions_drop($1, now() - $2 * interval '1 day') AS n`, [table, days]);
   }
 
-  /** Makes every missing day's partition of `table` from `days` days back to `ahead` days ahead; returns how many. */
   createDays(table: string, days: number, ahead: number): Promise<number> {
     return this.locked(
       `SELECT history_partitions_create($1, ((now() - $2 * interval '1 day') AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + $3::int) AS n`,

@@ -43,7 +43,6 @@ function fieldRows(schema: Json, prefix = ''): string[] {
   return rows;
 }
 
-/** A schema as a field table, or in a line when it is a reference or has no fields. */
 function schemaMarkdown(schema: Json): string[] {
   if (!schema.properties || schema.$ref) return [`${typeOf(schema)}${schema.additionalProperties === true ? ' (any fields)' : ''}`, ''];
   const lines = ['| Field | Type | Required | Notes |', '|---|---|---|---|', ...fieldRows(schema), ''];
@@ -76,7 +75,6 @@ function operationMarkdown(path: string, method: string, operation: Json, docume
   return lines;
 }
 
-/** The document rendered for reading: every operation by tag, then the named schemas. */
 export function apiReferenceMarkdown(document: Json): string {
   const lines = [
     '# Ringlane API reference',

@@ -24,11 +24,8 @@ interface Common<B, Q, P> {
   guard?: (actor: Actor) => void;
   query?: Joi.Schema;
   params?: Joi.Schema;
-  /** Success status; a handler returning `undefined` answers 204. */
   status?: number;
-  /** The body the handler returns (its shape in the OpenAPI document); none for 204. */
   response?: Joi.Schema;
-  /** Error codes the handler's service may answer, beyond those every route can. */
   errors?: RouteErrors;
   handler: (ctx: Context<B, Q, P>) => Promise<unknown>;
 }
@@ -36,7 +33,6 @@ interface Common<B, Q, P> {
 /** Reads need no capability (SPEC.md §5 rule 3). */
 export type ReadEndpoint<Q, P> = Common<never, Q, P>;
 
-/** Every write declares the capability it needs, and its body schema. */
 export interface WriteEndpoint<B, Q, P> extends Common<B, Q, P> {
   capability: Capability;
   body?: Joi.Schema;

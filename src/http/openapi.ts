@@ -57,7 +57,6 @@ function dropPatternNames(schema: unknown): void {
   for (const value of Object.values(node)) dropPatternNames(value);
 }
 
-/** Converts a Joi schema to OpenAPI 3.1 (JSON Schema 2020-12), collecting named schemas in `components`. */
 function toJsonSchema(schema: Joi.Schema, components: Record<string, JsonSchema>): JsonSchema {
   const { schemas, ...converted } = parse(schema, 'open-api-3.1');
   dropPatternNames(converted);
@@ -138,7 +137,6 @@ function responses(route: RouteDoc, components: Record<string, JsonSchema>): Jso
     all[status] = {
       description: `${TITLES[status]}: ${codes.map((code) => `\`${code}\``).join(', ')}.`,
       ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', minimum: 1 } } } } : {}),
-      // The Error schema, narrowed to the codes this route answers with this status.
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error', properties: { error: { properties: { code: { enum: codes } } } } } } },
     };
   }

@@ -7,8 +7,8 @@ import { pageOf } from './pagination.js';
 import type { RouteErrors } from './route-doc.js';
 import { idParams } from './schemas.js';
 
+/** What the standard routes of an organization's resource call: one method per route. */
 export interface ResourceService<C, U, Q extends PageParams, V> {
-  /** snake_case name: an unknown id is 404 `<resource>_not_found`. */
   readonly resource: string;
   create(actor: Actor, input: C): Promise<V>;
   list(actor: Actor, query: Q): Promise<Page<V>>;
@@ -23,7 +23,6 @@ export interface ResourceRoutesSpec<C, U, Q extends PageParams, V> {
   service: ResourceService<C, U, Q, V>;
   /** `view`: the resource as every route answers it. */
   schemas: { create: Joi.Schema; update: Joi.Schema; list: Joi.Schema; view: Joi.Schema };
-  /** Error codes the service answers beyond the standard ones: on create and update, on delete. */
   errors?: { write?: RouteErrors; remove?: RouteErrors };
 }
 

@@ -12,15 +12,12 @@ export interface RouteDoc {
   params?: Joi.Schema;
   query?: Joi.Schema;
   body?: Joi.Schema;
-  /** Success status; 204 has no body. */
   status: number;
   /** The success body; absent only for 204 (the OpenAPI document refuses a `/v1` route without one). */
   response?: Joi.Schema;
-  /** The capability a write needs (SPEC.md §5); reads need none. */
   capability?: Capability;
   /** `forbidden`: closed inside a tenant (SPEC.md §4.1 rule 2); only routes taking an API key have the rule. */
   tenant?: 'allowed' | 'forbidden';
-  /** Who may call: a member's API key or session token, the operator token, or anyone. */
   caller: 'member' | 'operator' | 'anyone';
   errors?: RouteErrors;
 }

@@ -6,6 +6,7 @@ const RETENTION = '24 hours';
 /** A request still marked running after this long died with its process; its key is free again. */
 const ABANDONED_AFTER = '5 minutes';
 
+/** Whose record it is (see `RecordOwner`), and the key's hash. */
 export interface RecordKey {
   scope: string;
   credential: string;
@@ -21,6 +22,7 @@ const storedRecord = rowShape('idempotency_records', {
 
 export type StoredRecord = RowOf<typeof storedRecord.columns>;
 
+/** Idempotency records (idempotency_records): one per acting organization, credential and key. */
 export class IdempotencyRepository {
   constructor(private readonly dataSource: DataSource) {}
 

@@ -4,7 +4,6 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    /** Extra members of the error object, beside code and message. */
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);

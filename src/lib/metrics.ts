@@ -30,7 +30,6 @@ export class WebhookMetrics {
     this.schedule();
   }
 
-  /** Observes the time from a call event's commit to its first accepted delivery. */
   observeLatency(seconds: number): void {
     const bucket = `le_${LATENCY_BUCKETS.find((b) => seconds <= b) ?? '+Inf'}`;
     this.latency.set(bucket, (this.latency.get(bucket) ?? 0) + 1);

@@ -7,7 +7,7 @@ export const MICROS_PER_UNIT = 1_000_000n;
 
 /** 1,000.000000 per minute or text: a call (at most 4 hours) stays below 2.4e11 micros. */
 export const MAX_RATE_MICROS = 1_000n * 1_000_000n;
-/** The largest single balance adjustment, credit or debit: 1,000,000,000.000000. */
+/** The largest single balance adjustment: 1,000,000,000.000000. */
 export const MAX_ADJUSTMENT_MICROS = 1_000_000_000n * 1_000_000n;
 /** Leaves room below the bigint limit. */
 export const MAX_BALANCE_MICROS = 1_000_000_000_000n * 1_000_000n;

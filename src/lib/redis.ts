@@ -3,7 +3,7 @@ import { config, type RedisTarget } from '../config.js';
 import { AppError, ServiceUnavailableError } from './errors.js';
 import { logger } from './logger.js';
 
-/** A connection to the service's Redis: one server, or a Redis Cluster (`REDIS_CLUSTER_NODES`). */
+/** One Redis server, or a Redis Cluster (`REDIS_CLUSTER_NODES`). */
 export type RedisClient = Redis | Cluster;
 
 /**
@@ -37,7 +37,7 @@ function connect(kind: ConnectionKind, target: RedisTarget): RedisClient {
   });
 }
 
-/** A connection of `kind` to the configured Redis (a server, or the cluster `REDIS_CLUSTER_NODES` names). */
+/** A connection of `kind` to the configured Redis server or cluster. */
 export function createRedis(kind: ConnectionKind, target: RedisTarget = config.redis): RedisClient {
   const redis = connect(kind, target);
   if (kind === 'probe') {

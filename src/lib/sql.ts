@@ -1,6 +1,7 @@
 // Shared SQL building blocks: a row shape declared once as a column map, and a condition builder
 // whose values are always bound parameters.
 
+/** A column of a row shape: its TypeScript type, and its SQL when not the same-named column. */
 export interface Column<T> {
   /** An expression (e.g. a subquery) selected `AS` the column's name; null: the column itself. */
   readonly sql: string | null;

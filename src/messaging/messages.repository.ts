@@ -4,7 +4,6 @@ import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Message } from './message.entity.js';
 
-/** A text as its list shows it, with its payer's currency. */
 const messageRow = rowShape('messages', {
   id: column<string>(),
   call_id: column<string | null>(),
@@ -18,7 +17,6 @@ const messageRow = rowShape('messages', {
 });
 export type MessageRow = RowOf<typeof messageRow.columns>;
 
-/** A text not sent yet, as the carrier needs it. */
 const unsentRow = rowShape('messages', {
   id: column<string>(),
   org_id: column<string>(),
@@ -36,7 +34,6 @@ export interface NewText {
   toNumber: string;
   body: string;
   chargeMicros: bigint;
-  /** A tenant's text: what the tenant owes at its resale `per_text`; null for any other. */
   billableMicros: bigint | null;
 }
 

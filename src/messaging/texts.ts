@@ -7,7 +7,6 @@ import type { Organization } from '../orgs/organization.entity.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { MessagesRepository } from './messages.repository.js';
 
-/** A confirmation recorded in the ending transaction: the text to send after commit, and its charge. */
 export interface RecordedText {
   messageId: string;
   /** The ledger line of its `per_text` charge (none at a rate of zero), for the caller to append. */

@@ -44,6 +44,7 @@ export async function ensureDatabase(url: string): Promise<'existed' | 'created'
   }
 }
 
+/** Applies every pending migration to the database at `url`; returns the names applied. */
 export async function runMigrations(url: string): Promise<string[]> {
   const dataSource = createDataSource(url, { migrations });
   await dataSource.initialize();

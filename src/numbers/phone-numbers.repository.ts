@@ -13,6 +13,7 @@ const phoneNumberRow = rowShape('phone_numbers', {
 });
 
 export type PhoneNumberRow = RowOf<typeof phoneNumberRow.columns>;
+/** A phone number as the API shows it: the row, times in ISO 8601. */
 export type PhoneNumberView = Presented<PhoneNumberRow>;
 
 /** The conflict of a number another organization (or this one) already has. */
@@ -25,6 +26,7 @@ export const PHONE_NUMBER_TAKEN = 'phone_number_taken';
 export const outgoingNumberSql = (orgId: string, agentId: string) =>
   `(SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = ${orgId} AND n.agent_id = ${agentId} ORDER BY n.created_at, n.id LIMIT 1)`;
 
+/** The standard resource repository, plus the reads calls and texts make. */
 export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNumberRow.columns> {
   constructor(db: DataSource) {
     super(db, {

@@ -17,6 +17,7 @@ export interface NumberCarriers {
   ofOrg(orgId: string): Promise<Pick<CarrierAdapter, 'provisionNumber'>>;
 }
 
+/** The organization's numbers, provisioned from its carrier. */
 export class PhoneNumbersService implements ResourceService<ProvisionNumberInput, UpdateNumberInput, PageParams, PhoneNumberView> {
   readonly resource: string;
 
@@ -38,7 +39,6 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
     return this.numbers.read(actor.org.id, id);
   }
 
-  /** `agentId`, when set, must be one of the acting organization's agents (else 404 `agent_not_found`). */
   private async checkAgent(orgId: string, agentId: string | null | undefined): Promise<void> {
     if (agentId) await this.agents.findRow(this.db.manager, orgId, agentId);
   }

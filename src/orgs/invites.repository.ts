@@ -3,7 +3,6 @@ import type { Capability } from '../auth/capabilities.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 
-/** An invite as the API shows it (with ISO times). */
 const INVITE = rowShape('invites', {
   id: column<string>(),
   email: column<string>(),
@@ -14,6 +13,7 @@ const INVITE = rowShape('invites', {
 
 export type InviteRow = RowOf<typeof INVITE.columns>;
 
+/** The `invites` table. */
 export class InvitesRepository {
   constructor(private readonly db: DataSource) {}
 

@@ -7,13 +7,13 @@ import { newId } from '../lib/ids.js';
 import type { InviteRow, InvitesRepository } from './invites.repository.js';
 import type { InviteInput } from './invites.schemas.js';
 
-/** How long an invite stays pending. */
 export const INVITE_VALIDITY = '7 days';
 
 export type InviteView = Presented<InviteRow>;
 
 const inviteExists = () => new ConflictError('invite_exists', 'The organization already has a pending invite for this email.');
 
+/** People invited to become members of the acting organization. */
 export class InvitesService {
   constructor(private readonly invites: InvitesRepository) {}
 
@@ -28,7 +28,6 @@ export class InvitesService {
     return presentRow(row);
   }
 
-  /** `GET /v1/invites`: the acting organization's invites, newest first, expired ones included. */
   list(actor: Actor, page: PageParams): Promise<Page<InviteView>> {
     return this.invites.list(actor.org.id, page, presentRow);
   }

@@ -22,22 +22,16 @@ export type Fields<R, W = object> = { [K in Exclude<keyof R, (typeof GENERATED)[
 export type ResourceQuery<M extends ColumnMap, F extends keyof M> = PageParams & Partial<Pick<RowOf<M>, F>>;
 
 export interface ViolationMeanings {
-  /** Unique index → the conflict a violation of it means. */
   conflicts?: Readonly<Record<string, () => AppError>>;
-  /** The error when a written row refers to a row that does not exist (a foreign key). */
   missingReference?: () => AppError;
-  /** The conflict when other rows still refer to one being deleted (a RESTRICT foreign key). */
   inUse?: () => AppError;
 }
 
 export interface OrgResourceSpec<M extends OrgResourceColumns, F extends keyof M & string, W extends ColumnMap> extends ViolationMeanings {
   /** Declared once: the row type, select list, writable columns (not `org_id`) and view derive from it. */
   shape: RowShape<M>;
-  /** snake_case name: an unknown id is 404 `<resource>_not_found`. */
   resource: string;
-  /** Prefix of new ids (CONTRACT.md §2 "Ids"). */
   idPrefix: string;
-  /** List query fields that filter by equality on the column of the same name. */
   filters?: readonly F[];
   /** Writable but never selected (a secret, bookkeeping the API does not show). */
   writeOnly?: W;

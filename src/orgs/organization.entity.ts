@@ -21,7 +21,6 @@ export class Organization {
   @Column({ name: 'external_ref', type: 'varchar', length: 200, nullable: true })
   externalRef!: string | null;
 
-  /** The reseller that owns and pays for this organization, when it is a tenant. */
   @Column({ name: 'parent_id', type: 'varchar', length: 40, nullable: true })
   parentId!: string | null;
 
@@ -32,7 +31,6 @@ export class Organization {
   @Column({ name: 'is_reseller', type: 'boolean', default: false })
   isReseller!: boolean;
 
-  /** How many tenants a reseller may have. */
   @Column({ name: 'tenant_limit', type: 'integer', default: 10 })
   tenantLimit!: number;
 
@@ -78,7 +76,6 @@ export class Organization {
   @Column({ name: 'disabled_at', ...TIMESTAMP, nullable: true })
   disabledAt!: Date | null;
 
-  /** The organization's own number its agents text from (SPEC.md §4.2). */
   @Column({ name: 'sms_sender', type: 'varchar', length: 16, nullable: true })
   smsSender!: string | null;
 
@@ -86,7 +83,6 @@ export class Organization {
   @Column({ name: 'carrier_provider', type: 'varchar', length: 32, default: 'simulator' })
   carrierProvider!: string;
 
-  /** Public booking page settings (never for a tenant). */
   @Column({ name: 'booking_page_enabled', type: 'boolean', default: true })
   bookingPageEnabled!: boolean;
 

@@ -6,7 +6,6 @@ import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
 
-/** A tenant as the tenant endpoints show it (CONTRACT.md "Tenant"); other columns are not shown. */
 const TENANT = rowShape('organizations', {
   id: column<string>(),
   name: column<string>(),
@@ -86,7 +85,6 @@ export class OrganizationsRepository {
     return rows.map((row) => ({ ...row, currency: currencies.get(row.payer_org_id)! }));
   }
 
-  /** The paying organization of an organization: itself, or for a tenant its reseller (see `payerIdSql`). */
   payerOf(em: EntityManager, orgId: string): Promise<Organization> {
     return em
       .getRepository(Organization)
@@ -117,7 +115,6 @@ export class OrganizationsRepository {
     return row ?? null;
   }
 
-  /** One of the reseller's tenants as authorization sees it (`X-Tenant-Id`), or null. */
   async findTenantRef(resellerId: string, tenantId: string): Promise<OrgRef | null> {
     const condition = tenantsOf(resellerId).and('id = ?', tenantId);
     const [row] = await this.db.query(`SELECT ${ORG_REF.select()} FROM ${ORG_REF.from()} WHERE ${condition}`, condition.params);
@@ -135,7 +132,6 @@ export class OrganizationsRepository {
     return count;
   }
 
-  /** Whether a tenant is disabled, and since when; null when the id is not a tenant's. */
   async tenantState(tenantId: string): Promise<Pick<Organization, 'disabled' | 'disabledAt'> | null> {
     const [row] = await this.db.query(`SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND ${IS_TENANT}`, [tenantId]);
     return row ? { disabled: row.disabled, disabledAt: row.disabled_at } : null;
@@ -151,7 +147,6 @@ export class OrganizationsRepository {
     return this.findMember(em, member.id);
   }
 
-  /** A member known to exist (a credential's), without its password hash. */
   findMember(em: EntityManager, id: string): Promise<Member> {
     return em.findOneByOrFail(Member, { id });
   }

@@ -45,7 +45,6 @@ export interface UpdateOrgInput {
   low_balance_threshold?: Micros | null;
 }
 
-/** The operator's view of an organization. */
 export function presentOrgForOperator(org: Organization) {
   return {
     id: org.id,

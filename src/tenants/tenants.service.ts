@@ -16,7 +16,6 @@ import { STARTER_SERVICES } from './industry-catalog.js';
 import type { TenantJobs } from './tenants.jobs.js';
 import type { CreateTenantInput, LimitsInput, UpdateTenantInput } from './tenants.schemas.js';
 
-/** CONTRACT.md "Tenant": the row as it is, times in ISO 8601. */
 export type TenantView = Presented<TenantRow>;
 
 /** The domains that create a new tenant's starter rows, inside its creating transaction. */
@@ -35,6 +34,7 @@ export function requireReseller(actor: Actor): void {
 
 const tenantNotFound = () => new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
 
+/** Reseller tenant management (SPEC.md §4.1, §3.1, §2.3). */
 export class TenantsService {
   constructor(
     private readonly db: DataSource,
@@ -134,7 +134,6 @@ export class TenantsService {
     return { ...presentLimits(effectiveLimits(tenant)), ceiling: presentLimits(tenant.parent!) };
   }
 
-  /** Sets a tenant's outbound limits; a value above the reseller's ceiling is 422 `above_reseller_limit`. */
   async updateLimits(actor: Actor, id: string, input: LimitsInput) {
     const current = await this.limits(actor, id);
     const set: OrganizationChanges = {};

@@ -7,7 +7,6 @@ export class UsageBucket {
   @PrimaryColumn({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
 
-  /** Start of the UTC hour. */
   @PrimaryColumn({ name: 'hour', ...TIMESTAMP })
   hour!: Date;
 
@@ -17,11 +16,9 @@ export class UsageBucket {
   @Column({ name: 'talk_time_seconds', type: 'bigint', default: 0, transformer: bigintTransformer })
   talkTimeSeconds!: bigint;
 
-  /** Charged for calls, in micros (positive). */
   @Column({ name: 'call_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   callChargesMicros!: bigint;
 
-  /** Charged for everything else (texts), in micros (positive). */
   @Column({ name: 'other_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   otherChargesMicros!: bigint;
 
@@ -29,7 +26,6 @@ export class UsageBucket {
   @Column({ name: 'billable_calls_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   billableCallsMicros!: bigint;
 
-  /** What the tenant owes at its resale prices for everything else (texts), in micros. */
   @Column({ name: 'billable_other_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   billableOtherMicros!: bigint;
 }

@@ -11,13 +11,12 @@ export const REROLL_HOURS = 2;
 export const CHUNK_HOURS = 7 * 24;
 
 export interface RollupResult {
-  /** First hour recomputed (null: nothing to do). */
   from: Date | null;
-  /** The watermark afterwards: every hour before it is complete in usage_buckets. */
   rolledUntil: Date;
   chunks: number;
 }
 
+/** The usage rollup (the usage worker's job, and the usage bench's). */
 export class UsageRollup {
   constructor(private readonly repository: UsageRepository) {}
 

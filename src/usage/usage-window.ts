@@ -13,6 +13,7 @@ export class InvalidWindowError extends AppError {
   }
 }
 
+/** A half-open window of time: `since` ≤ t < `until`. */
 export interface UsageWindow {
   since: Date;
   until: Date;
@@ -47,10 +48,13 @@ function monthStart(year: number, monthIndex: number): Date {
   return date;
 }
 
+/** The first instant of the UTC calendar month containing `at`. */
 export const startOfUtcMonth = (at: Date): Date => monthStart(at.getUTCFullYear(), at.getUTCMonth());
 
+/** The first instant of the UTC calendar month after the one containing `at`. */
 export const startOfNextUtcMonth = (at: Date): Date => monthStart(at.getUTCFullYear(), at.getUTCMonth() + 1);
 
+/** The start of the UTC hour containing `at`. */
 export const floorHour = (at: Date): Date => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
 
 /** `at` if it starts a UTC hour, else the start of the next hour. */
@@ -87,6 +91,7 @@ export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, 
   return window;
 }
 
+/** A half-open time range [from, to), as Dates for the query. */
 export type Range = [Date, Date];
 
 /**

@@ -17,7 +17,6 @@ export interface TenantUsage {
   billable: Amounts;
 }
 
-/** An amount split as usage shows it: calls, everything else (texts), and their total. */
 export interface Amounts {
   calls: string;
   other: string;
