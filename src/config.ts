@@ -1,9 +1,6 @@
 import Joi from 'joi';
 
-/**
- * The service's settings (CONTRACT.md §1). The only reader of `process.env`; a bad value stops
- * the start with a message naming every offending variable.
- */
+/** CONTRACT.md §1. The only reader of `process.env`; a bad value stops the start, naming every offending variable. */
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
@@ -17,10 +14,7 @@ export interface Config {
   redisPrefix: string;
   operatorToken: string | null;
   logLevel: string;
-  /**
-   * Express's `trust proxy`: false (req.ip is the peer), true (left-most X-Forwarded-For, client-writable)
-   * or the number of proxy hops (1 behind Heroku's router).
-   */
+  /** false: req.ip is the peer; true: left-most X-Forwarded-For (client-writable); n: proxy hops (1 behind Heroku's router). */
   trustProxy: boolean | number;
   webhook: {
     maxAttempts: number;

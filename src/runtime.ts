@@ -82,10 +82,7 @@ export interface RuntimeDeps {
   now?: () => Date;
 }
 
-/**
- * The composition root: the API and every worker build their runtime here, so each process is wired
- * alike and a call ended in any process runs every domain's hooks.
- */
+/** The composition root of the API and every worker: wired alike, so a call ended anywhere runs every domain's hooks. */
 export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps) {
   const queues = {
     maintenance: createQueue('maintenance', redis),

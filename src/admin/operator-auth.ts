@@ -14,10 +14,7 @@ function presented(header: string): string | undefined {
   return decoded.slice(decoded.indexOf(':') + 1);
 }
 
-/**
- * `OPERATOR_TOKEN` guards the admin API, dashboard and metrics; unset, everyone is refused. With
- * `browser`, a refusal asks for Basic credentials so support staff can open the dashboard.
- */
+/** Unset `OPERATOR_TOKEN` refuses everyone; with `browser`, a refusal asks for Basic credentials (support opens the dashboard). */
 export function requireOperator(operatorToken: string | null, options: { browser?: boolean } = {}): RequestHandler {
   const expected = operatorToken ? digest(operatorToken) : null;
   return (req, res, next) => {

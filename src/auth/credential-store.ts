@@ -20,10 +20,7 @@ export interface SessionCredential {
   org: OrgRef;
 }
 
-/**
- * INCR'd after a change that must end cached authorizations; every API process checks it per request,
- * so a revocation holds on the next request everywhere.
- */
+/** INCR'd after a change that must end cached authorizations; checked per request, so a revocation holds everywhere at once. */
 const EPOCH_KEY = () => redisKey('auth', 'epoch');
 
 /** Ends every cached authorization in every API process. Call after the change commits. */
@@ -34,10 +31,7 @@ export async function bumpAuthEpoch(redis: RedisClient): Promise<void> {
 const MAX_CACHED_KEYS = 10_000;
 const LAST_USED_FLUSH_MS = 5_000;
 
-/**
- * Resolves bearer credentials, cached in process and checked against the Redis epoch per request;
- * `last_used_at` is batched into one UPDATE every few seconds.
- */
+/** Keys cached in process, checked against the Redis epoch per request; `last_used_at` batched into one UPDATE every few seconds. */
 export class CredentialStore {
   private readonly cache = new Map<string, KeyCredential>();
   private cacheEpoch: string | null = null;

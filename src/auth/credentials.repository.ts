@@ -38,10 +38,7 @@ const SESSION_CREDENTIAL = rowShape('sessions', {
 export type StoredKey = RowOf<typeof KEY_CREDENTIAL.columns> & { org: OrgRef };
 export type StoredSession = RowOf<typeof SESSION_CREDENTIAL.columns> & { org: OrgRef };
 
-/**
- * API keys and sessions. A lookup joins the member and organization (`ORG_REF`) on purpose: the
- * authentication path gets whatever authorization needs in one round trip.
- */
+/** A lookup joins member and organization (`ORG_REF`) on purpose: authentication in one round trip. */
 export class CredentialsRepository {
   constructor(private readonly db: DataSource) {}
 

@@ -33,10 +33,7 @@ export interface Limits {
   maxCallsPerHour: number;
 }
 
-/**
- * An organization's own limits, for a tenant capped at its reseller's ceiling. The operator may lower
- * a ceiling below a tenant's stored values; they apply again if it rises.
- */
+/** Own limits, a tenant's capped at its reseller's ceiling (stored values above a lowered ceiling apply again if it rises). */
 export function effectiveLimits(org: Limits & { parent?: Limits | null }): Limits {
   return {
     maxConcurrentCalls: Math.min(org.maxConcurrentCalls, org.parent?.maxConcurrentCalls ?? Infinity),

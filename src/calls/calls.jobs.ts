@@ -19,10 +19,7 @@ export class CallJobs {
     return redisKey('calls', orgId, 'dispatch-pending');
   }
 
-  /**
-   * Requests made while a dispatch is pending collapse into it; the dispatcher clears the mark when it
-   * starts, so a request made while it runs queues another: no wake-up is lost.
-   */
+  /** Requests collapse into a pending dispatch; the mark clears when it starts, so a request made while it runs queues another. */
   async dispatch(orgId: string, delayMs = 0): Promise<void> {
     if (delayMs > 0) {
       await this.queue.add('dispatch', { orgId }, { delay: delayMs });

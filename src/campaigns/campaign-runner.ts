@@ -37,10 +37,7 @@ interface Picked {
   outsideWindow: boolean;
 }
 
-/**
- * One `campaign-tick` at a time: dials the next due contacts within the organization's concurrency,
- * through the same engine and limits as `POST /v1/calls`; a contact outside its window waits, a listed one is skipped.
- */
+/** One `campaign-tick` at a time, through the same engine and limits as `POST /v1/calls`. */
 export class CampaignRunner {
   constructor(
     private readonly db: DataSource,

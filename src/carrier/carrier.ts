@@ -31,10 +31,7 @@ export interface TextRequest {
   body: string;
 }
 
-/**
- * A telephony provider; engine, numbers and texts depend only on this. A real provider's reports
- * would arrive through its webhooks instead of a schedule.
- */
+/** A telephony provider, all engine, numbers and texts depend on; a real one would report through webhooks, not a schedule. */
 export interface CarrierAdapter {
   readonly provider: string;
   /** Reserves a number in E.164, near `areaCode` or exactly `requested`; null when unavailable. */

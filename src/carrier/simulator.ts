@@ -3,10 +3,7 @@ import { config } from '../config.js';
 import { logger } from '../lib/logger.js';
 import type { CarrierAdapter, DialRequest, ScheduledReport, TextRequest } from './carrier.js';
 
-/**
- * The simulated carrier (CONTRACT.md "Calls"). Its timeline is a pure function of the dial time,
- * so replaying a dial after a crash schedules exactly the same reports.
- */
+/** The simulated carrier; its timeline is a pure function of the dial time, so a replayed dial schedules the same reports. */
 export class SimulatorCarrier implements CarrierAdapter {
   readonly provider = 'simulator';
 

@@ -12,10 +12,7 @@ export const doNotCallShape = rowShape('do_not_call_entries', {
   created_at: column<Date>(),
 });
 
-/**
- * THE do-not-call rule: `phoneNumber` is on `orgId`'s list or, for a tenant, its reseller's (both SQL
- * expressions). Used by the engine before dialing and by campaigns; probes the (org_id, phone_number) index.
- */
+/** THE do-not-call rule (SQL): on `orgId`'s list or its reseller's; used by the engine and campaigns, via the (org_id, phone_number) index. */
 export const onDoNotCallListSql = (orgId: string, phoneNumber: string) =>
   `EXISTS (SELECT 1 FROM do_not_call_entries dnc
             WHERE dnc.phone_number = ${phoneNumber}

@@ -2,10 +2,7 @@ import { config } from '../config.js';
 import { retainedRange, type HistoryRange } from './history-range.js';
 import type { HistoryRepository } from './history.repository.js';
 
-/**
- * Partitions made ahead, hourly: maintenance may stop this long before a row lands in DEFAULT (where
- * its insert still succeeds, and it is moved once its day's partition exists).
- */
+/** Made ahead hourly: maintenance may stop this long before rows land in DEFAULT (still inserted, moved in later). */
 export const DAYS_AHEAD = 7;
 
 /** Partitioned by UTC day of the event's `created_at`, with each table's retention. */
@@ -32,10 +29,7 @@ export function retainedEvents(now = Date.now()): HistoryRange {
 export class HistoryMaintenance {
   constructor(private readonly repository: HistoryRepository) {}
 
-  /**
-   * Drops partitions wholly past retention (and such DEFAULT rows), then makes each missing day's partition
-   * up to DAYS_AHEAD, moving in DEFAULT rows. A row is kept its retention and at most a day more.
-   */
+  /** Drops partitions past retention, makes missing days up to DAYS_AHEAD moving DEFAULT rows in; a row lives its retention + at most a day. */
   async maintain(): Promise<Record<HistoryTable, { dropped: number; created: number }>> {
     const done = {} as Record<HistoryTable, { dropped: number; created: number }>;
     for (const { table, retentionDays } of HISTORY_TABLES) {

@@ -6,10 +6,7 @@ export const MAX_JSON_DEPTH = 32;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/**
- * What text cannot hold, and `__proto__`: JSON.parse keeps it as an own key, but spread, joi and
- * assignment treat it as the prototype (pollution).
- */
+/** Also `__proto__`: JSON.parse keeps it as an own key, but spread, joi and assignment treat it as the prototype. */
 function keyProblem(key: string): string | null {
   if (key === '__proto__') return 'must not be "__proto__"';
   return textProblem(key);
@@ -24,10 +21,7 @@ function textProblem(text: string): string | null {
 
 const printable = (key: string) => key.replace(/[\u0000\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-/**
- * The first part of a parsed input no route can take, named as `validate` names paths, or null.
- * Walks with an explicit stack, so a million-deep body is refused without recursion.
- */
+/** The first part no route can take, named as `validate` names paths; an explicit stack refuses a million-deep body without recursion. */
 export function unreadableInput(input: unknown, root: 'body' | 'query'): { path: string; message: string } | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: input, path: root, depth: 0 }];
   while (stack.length > 0) {

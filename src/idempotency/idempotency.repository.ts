@@ -26,10 +26,7 @@ export type StoredRecord = RowOf<typeof storedRecord.columns>;
 export class IdempotencyRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /**
-   * One INSERT ... ON CONFLICT, race-free across processes: true when the key is this request's now
-   * (new, expired, or abandoned while running), false when another record holds it.
-   */
+  /** One INSERT ... ON CONFLICT: true when the key is now this request's (new, expired or abandoned), false when another holds it. */
   async claim(key: RecordKey, requestHash: string): Promise<boolean> {
     const claimed = await this.dataSource.query(
       `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash) VALUES ($1, $2, $3, $4)

@@ -1,10 +1,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { logger } from './logger.js';
 
-/**
- * Lowers this process's CPU priority to `nice` (never raises it: that needs privilege), so that on a
- * shared, saturated machine the delivery path is served first and committed events drain.
- */
+/** Never raises it (that needs privilege); on a shared, saturated machine the delivery path is then served first. */
 export function lowerCpuPriority(nice: number): void {
   if (nice <= getPriority()) return;
   try {

@@ -8,10 +8,7 @@ const CENSOR = '[redacted]';
 /** Deeper than this a logged object is cut: only a cycle nests this deep. */
 const MAX_DEPTH = 8;
 
-/**
- * `value` with fields named like secrets censored at any depth and errors reduced by `serializeError`
- * (pino's `redact` has no any-depth wildcard).
- */
+/** Secret-named fields censored at any depth, errors reduced (pino's `redact` has no any-depth wildcard). */
 export function redactSecrets(value: unknown, depth = 0): unknown {
   if (value instanceof Error) return redactSecrets(serializeError(value), depth);
   if (value === null || typeof value !== 'object') return value;

@@ -11,10 +11,7 @@ export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 export const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_' });
 
-/**
- * One process's webhook metrics, added to Redis once a second in one round trip. A killed process
- * loses its last second: counters are for dashboards, not billing.
- */
+/** Added to Redis once a second in one round trip; a killed process loses its last second (dashboards, not billing). */
 export class WebhookMetrics {
   private attempts = new Map<string, number>();
   private latency = new Map<string, number>();

@@ -14,10 +14,7 @@ export interface ListenOptions {
   maxDelayMs?: number;
 }
 
-/**
- * LISTENs on `channel` over a dedicated connection, reconnecting with backoff for as long as it takes.
- * A listener is only a wake-up: the user must also poll. The first connect is awaited, so start fails fast.
- */
+/** Reconnects with backoff for as long as it takes; only a wake-up, so users also poll. The first connect is awaited (fail fast). */
 export async function listen(url: string, channel: string, onNotify: (payload: string) => void, options: ListenOptions = {}): Promise<Listener> {
   const { minDelayMs = 100, maxDelayMs = 5_000 } = options;
   let client: pg.Client | null = null;

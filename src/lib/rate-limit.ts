@@ -45,10 +45,7 @@ export function reserve(redis: RedisClient, limit: Limit, subject: string): Prom
   return reserveAll(redis, subject, [[limit, subject]]);
 }
 
-/**
- * Takes one slot of every limit, or none (429). The keys share the hash tag `tag`: a script's keys
- * must be in one cluster slot.
- */
+/** One slot of every limit or none (429); the keys share hash tag `tag`, as a script's keys must be in one cluster slot. */
 export async function reserveAll(redis: RedisClient, tag: string, slots: [limit: Limit, subject: string][]): Promise<Reservation> {
   const keys = slots.map(([limit, subject]) => redisKey('ratelimit', tag, limit.name, subject));
   const member = randomUUID();

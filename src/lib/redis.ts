@@ -68,10 +68,7 @@ export function createRedis(kind: ConnectionKind, target: RedisTarget = config.r
   return redis;
 }
 
-/**
- * Calls `listener` whenever Redis is ready after connecting: on a cluster, per node, since the client
- * itself may stay ready while a master (perhaps restarted empty) was away.
- */
+/** On each ready after connecting; on a cluster per node, as the client may stay ready while a master (maybe restarted empty) was away. */
 export function onReady(redis: RedisClient, listener: () => void): void {
   if (redis instanceof Cluster) redis.on('+node', (node: Redis) => node.on('ready', listener));
   else redis.on('ready', listener);

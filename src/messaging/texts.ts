@@ -13,10 +13,7 @@ export interface RecordedText {
   charge: LedgerLine | null;
 }
 
-/**
- * The confirmation texted after a call ends `positive`: recorded with its charge in the ending transaction
- * (unique `call_id`: one per call), sent by a `send-text` job after commit, never inside it.
- */
+/** Recorded with its charge in the ending transaction (unique `call_id`), sent by a `send-text` job after commit, never inside. */
 export class ConfirmationTexts {
   constructor(
     private readonly messages: MessagesRepository,

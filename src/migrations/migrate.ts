@@ -4,10 +4,7 @@ import { migrations } from './index.js';
 
 const codeOf = (err: unknown) => (err as { code?: string }).code;
 
-/**
- * Creates the database in `url` if the server has none by that name. Connects to it first, and to
- * `postgres` only when it does not exist; a role that may not create databases is told what to do.
- */
+/** Creates the database in `url` if missing (connecting to `postgres` only then); a role without CREATEDB is told what to do. */
 export async function ensureDatabase(url: string): Promise<'existed' | 'created'> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));

@@ -17,10 +17,7 @@ const inviteExists = () => new ConflictError('invite_exists', 'The organization 
 export class InvitesService {
   constructor(private readonly invites: InvitesRepository) {}
 
-  /**
-   * Grants only the requested capabilities the caller holds (no one hands out more than they have).
-   * An expired invite of the same email is replaced; a pending one is 409 `invite_exists`.
-   */
+  /** Grants only requested capabilities the caller holds; an expired invite of the email is replaced, a pending one is 409. */
   async create(actor: Actor, input: InviteInput): Promise<InviteView> {
     const capabilities = intersect(input.capabilities, actor.capabilities);
     const row = await this.invites.insertUnlessPending({ id: newId('inv'), orgId: actor.org.id, email: input.email, capabilities }, INVITE_VALIDITY);

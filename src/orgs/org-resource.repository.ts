@@ -12,10 +12,7 @@ export type OrgResourceColumns = ColumnMap & { id: Column<string>; created_at: C
 
 const GENERATED = ['id', 'created_at', 'updated_at'] as const;
 
-/**
- * What a write may set: every non-generated column, each optional, plus write-only `W`; a value
- * may be SQL (`SqlValue`) computed from the row as it was.
- */
+/** Every non-generated column, optional, plus write-only `W`; a value may be a `SqlValue` computed from the row as it was. */
 export type Fields<R, W = object> = { [K in Exclude<keyof R, (typeof GENERATED)[number]> | keyof W]?: (K extends keyof R ? R[K] : K extends keyof W ? W[K] : never) | SqlValue };
 
 /** The list query of a resource: a page, and equality on each filter column. */
@@ -61,10 +58,7 @@ export async function translateViolations<T>(
   }
 }
 
-/**
- * One table of organization-owned rows, always scoped by organization: another organization's id is
- * as unknown as one that never existed. Methods taking `em` run in the caller's transaction.
- */
+/** Always scoped by organization: another's id is as unknown as one that never existed. `em` methods join the caller's transaction. */
 export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof M & string = never, W extends ColumnMap = Record<never, Column<unknown>>> {
   private readonly select: string;
   private readonly writable: ReadonlySet<string>;

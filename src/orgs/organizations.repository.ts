@@ -69,10 +69,7 @@ export class OrganizationsRepository {
     return new Map(orgs.map((o) => [o.id, o]));
   }
 
-  /**
-   * With a tenant's reseller as `parent`. One statement for the engine's batch admission: `findOne` with a
-   * relation would run a DISTINCT query first, because of its implicit `take`.
-   */
+  /** One statement for batch admission: `findOne` with a relation would run a DISTINCT query first (its implicit `take`). */
   findWithParent(em: EntityManager, id: string): Promise<Organization | null> {
     return em.createQueryBuilder(Organization, 'o').leftJoinAndSelect('o.parent', 'parent').where('o.id = :id', { id }).getOne();
   }

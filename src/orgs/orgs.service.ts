@@ -114,10 +114,7 @@ export class OrgsService {
     return presentOrgForOperator(await this.findOrg(this.db.manager, id));
   }
 
-  /**
-   * A new `low_balance_threshold` applies at once: a balance already below it is reported now, not at
-   * the next charge, which a balance too low to place calls might never see.
-   */
+  /** A new threshold applies at once: a balance already below it is reported now, not at a charge that might never come. */
   async updateOrg(id: string, input: UpdateOrgInput) {
     const org = await this.db.transaction(async (em) => {
       await this.findPayingOrg(em, id, { lock: true });

@@ -22,10 +22,7 @@ export class TenantEffects {
     private readonly engine: CallEngine,
   ) {}
 
-  /**
-   * The `apply-state` job. A tenant enabled again since is left alone; an id that is no tenant's
-   * can never become one, so the job fails for good.
-   */
+  /** The `apply-state` job. A re-enabled tenant is left alone; an id that is no tenant's never becomes one, so it fails for good. */
   async apply(tenantId: string): Promise<{ paused: number; ended: number }> {
     const tenant = await this.orgs.tenantState(tenantId);
     if (!tenant) throw new UnrecoverableError(`no tenant ${tenantId}`);

@@ -52,10 +52,7 @@ export class TenantsService {
     return row;
   }
 
-  /**
-   * With its main location, industry services and default agent in one transaction. The reseller's row
-   * is locked while counting, so concurrent creations cannot pass the tenant limit together.
-   */
+  /** Starter rows in one transaction; the reseller's row is locked while counting, so concurrent creations cannot pass the limit. */
   async create(actor: Actor, input: CreateTenantInput): Promise<TenantView> {
     const id = await this.db.transaction(async (em) => {
       const reseller = await this.orgs.load(em, actor.org.id, { lock: true });
@@ -101,10 +98,7 @@ export class TenantsService {
     return presentRow(await this.findOwn(actor, id));
   }
 
-  /**
-   * `disabled` toggles the state (side effects run in the `tenants` worker); a change is reported to
-   * the reseller in the same transaction, and asking for the current state reports nothing.
-   */
+  /** A state change (side effects in the `tenants` worker) is reported to the reseller in the same transaction; no change, no report. */
   async update(actor: Actor, id: string, input: UpdateTenantInput): Promise<TenantView> {
     const changedState = await this.db.transaction(async (em) => {
       const tenant = await this.findOwn(actor, id, em, { lock: true });

@@ -23,10 +23,7 @@ export interface UsageWindow {
 const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
 const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/**
- * ISO 8601 UTC with `Z` only, else null. Sub-millisecond digits round up: times are stored to the
- * millisecond, so a bound rounded up selects exactly the same rows.
- */
+/** ISO 8601 UTC with `Z` only, else null; sub-ms digits round up (times are stored to the ms, so the same rows are selected). */
 export function parseUtcTimestamp(text: unknown): Date | null {
   if (typeof text !== 'string') return null;
   const m = ISO_UTC.exec(text);
