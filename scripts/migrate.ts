@@ -1,5 +1,4 @@
-// The Procfile `release` step: creates the database if it does not exist yet, applies pending
-// migrations, then exits.
+// The Procfile `release` step: create the database if needed, migrate, exit.
 import { config } from '../src/config.js';
 import { logger } from '../src/lib/logger.js';
 import { ensureDatabase, runMigrations } from '../src/migrations/migrate.js';

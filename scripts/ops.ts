@@ -1,5 +1,5 @@
-// The operator's command line: the same actions as the admin API (CONTRACT.md §3),
-// straight against the database. Every command prints JSON.  npm run -s ops -- --help
+// The operator's command line: the admin API's actions (CONTRACT.md §3) straight against the
+// database, printing JSON.  npm run -s ops -- --help
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import Joi from 'joi';
@@ -54,7 +54,6 @@ function withOrgSettings(command: Command): Command {
     .option('--per-text <amount>', 'rate per text');
 }
 
-/** Runs one action with a runtime over a database and Redis connection, prints its JSON, exits. */
 async function run(action: (services: Runtime['services']) => Promise<unknown>): Promise<void> {
   const db = openDatabase();
   const redis = createRedis('command');
@@ -155,8 +154,7 @@ program
     }),
   );
 
-// `npm run ops` (without -s) has already printed npm's banner on stdout, ahead of the JSON:
-// when that stdout goes to a pipe, say how to get the JSON alone.
+// `npm run ops` without -s prints npm's banner ahead of the JSON: say how to get the JSON alone.
 const viaNoisyNpm = process.env.npm_lifecycle_event === 'ops' && process.env.npm_config_loglevel !== 'silent';
 if (viaNoisyNpm && !process.stdout.isTTY) {
   process.stderr.write('ops: npm printed its "> ringlane@... ops" banner on stdout before this JSON; run `npm run -s ops -- ...` to pipe the JSON alone\n');

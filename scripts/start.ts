@@ -1,10 +1,6 @@
-// `npm start`: everything in one terminal (scripts/supervisor.ts does the work).
-//
-// A terminal's Ctrl-C signals its whole foreground process group at once. Were the supervisor,
-// the service processes and the embedded Postgres in that group, Postgres would stop at the same
-// moment as the services, which lose their database while finishing their work. So this process
-// runs the supervisor in a process group of its own and passes the signal on to it alone; the
-// supervisor then stops the services first and Postgres last.
+// `npm start`: everything in one terminal (scripts/supervisor.ts does the work). Ctrl-C signals the
+// whole foreground group at once, so the supervisor runs in a group of its own and gets the signal
+// alone: it stops the services first and Postgres last.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +20,7 @@ supervisor.on('error', (err) => {
   process.exit(1);
 });
 supervisor.on('exit', (code, signal) => {
-  // The supervisor stops its processes before it exits; if it was killed first, what it left
-  // in its group is stopped here (an empty group is the normal case).
+  // If the supervisor was killed first, stop what it left in its group (usually nothing).
   try {
     process.kill(-supervisor.pid!, 'SIGTERM');
   } catch {

@@ -1,8 +1,5 @@
-// The supervisor behind `npm start` (scripts/start.ts runs it in a process group of its own and
-// passes Ctrl-C on). Finds or starts Postgres, checks Redis, creates the database if needed and
-// applies migrations, then runs the API and every worker process of the Procfile. On SIGINT or
-// SIGTERM, or when one of them exits, it stops them all (SIGTERM, so each finishes its in-flight
-// work), and only then the embedded Postgres, which they need until they are done.
+// Behind `npm start`: finds or starts Postgres, checks Redis, migrates, runs every Procfile process.
+// On a signal or any exit, stops them all (SIGTERM) and only then the embedded Postgres.
 import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
 import { config, DEFAULT_DATABASE_URL } from '../src/config.js';
@@ -35,10 +32,7 @@ async function resolveDatabase(): Promise<Database> {
   return startEmbeddedPostgres(projectDir);
 }
 
-/**
- * Connects once to the configured Redis. A cluster connection is ready once the cluster state is
- * ok, which a cluster without all its slots served never is: hence the time limit.
- */
+/** A cluster is ready only once all its slots are served, which may never come: hence the time limit. */
 async function checkRedis(): Promise<void> {
   const redis = createRedis('probe');
   try {
@@ -69,7 +63,6 @@ const children = new Map<string, ChildProcess>();
 let database: Database | null = null;
 let stopping = false;
 
-/** SIGTERM to every process; resolves once all have exited (SIGKILL for any still there after the grace). */
 async function stopChildren(): Promise<void> {
   const running = [...children.entries()].filter(([, child]) => child.exitCode === null && child.signalCode === null);
   const closed = running.map(([, child]) => new Promise<void>((resolve) => child.once('close', () => resolve())));
@@ -85,7 +78,6 @@ async function stopChildren(): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Stops everything, in order, once: the processes, then the embedded Postgres; then exits. */
 function stop(reason: string, exitCode: number): void {
   if (stopping) return;
   stopping = true;
@@ -124,9 +116,8 @@ async function main(): Promise<void> {
   if (stopping) return;
 
   for (const { name, command } of procfileProcesses(projectDir)) {
-    // `exec` makes the shell become the process, so signals reach it rather than the shell.
-    // The processes stay in this process group (which is not the terminal's), so a Ctrl-C
-    // reaches them only through stop(), and scripts/start.ts can clean up after a crash.
+    // `exec` so signals reach the process, not the shell. They stay in this (non-terminal) group, so
+    // Ctrl-C reaches them only through stop(), and scripts/start.ts can clean up after a crash.
     const child = spawn(`exec ${command}`, { shell: true, env: { ...process.env, DATABASE_URL: database.url }, stdio: ['ignore', 'pipe', 'pipe'] });
     prefixLines(child.stdout!, name, process.stdout);
     prefixLines(child.stderr!, name, process.stderr);

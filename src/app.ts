@@ -39,12 +39,12 @@ import { organizationRoutes } from './orgs/organization.routes.js';
 import { webhookEndpointRoutes } from './webhooks/webhook-endpoints.routes.js';
 
 export interface AppDeps {
-  /** The process's runtime (see `createRuntime`), over a `command` Redis connection (fails fast while Redis is away). */
+  /** Over a `command` Redis connection: fails fast while Redis is away. */
   runtime: Runtime;
   operatorToken?: string | null;
   /** Overrides TRUST_PROXY (tests stand behind a proxy of their own making). */
   trustProxy?: boolean | number;
-  /** Runs before everything else: the tests check every response against the OpenAPI document. */
+  /** Runs first: tests check every response against the OpenAPI document. */
   inspect?: express.RequestHandler;
 }
 
@@ -53,7 +53,7 @@ export interface RinglaneApp {
   /** Flushes batched writes; call after the HTTP server stopped accepting requests, before closing the runtime. */
   close(): Promise<void>;
   credentials: CredentialStore;
-  /** Every route with its schemas (paths as mounted): the OpenAPI document is built from them. */
+  /** Every route with its schemas (paths as mounted); the OpenAPI document is built from them. */
   routes: RouteDoc[];
 }
 
@@ -65,7 +65,6 @@ export function createApp(deps: AppDeps): RinglaneApp {
   const { db, redis, services, repositories } = runtime;
   const credentials = new CredentialStore(repositories.credentials, repositories.organizations, redis);
   const idempotent = new IdempotentRequests(services.idempotency);
-  // Every queue: the dashboard and the queue-depth metrics.
   const queues = Object.values(runtime.queues).map((q) => q.queue);
   const operatorToken = deps.operatorToken === undefined ? config.operatorToken : deps.operatorToken;
 
@@ -109,7 +108,6 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookEndpointRoutes(api, services.webhookEndpoints);
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   eventRoutes(api, services.events);
-  // Public, without authentication: an ordinary organization's booking page.
   const bookingPage = publicBookingPageRoutes(services.bookingPage);
   app.use(bookingPage.router);
   const sessions = sessionRoutes(services.sessions);

@@ -1,10 +1,6 @@
 import Joi from 'joi';
 
-/**
- * The service's settings (CONTRACT.md §1). This is the only module that reads
- * `process.env`; everything else imports `config`. A bad value stops the process
- * at start-up with a message naming every offending variable.
- */
+/** CONTRACT.md §1. The only reader of `process.env`; a bad value stops the start, naming every offending variable. */
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
@@ -12,20 +8,13 @@ export interface Config {
   databaseUrl: string;
   databaseUrlExplicit: boolean;
   databasePoolSize: number;
-  /** Where Redis is: one server (`REDIS_URL`), or a Redis Cluster by its seeds (`REDIS_CLUSTER_NODES`, which wins). */
+  /** One server (`REDIS_URL`) or a cluster by its seeds (`REDIS_CLUSTER_NODES`, which wins). */
   redis: RedisTarget;
-  /**
-   * The namespace every Redis key starts with (`<prefix>:<area>:{<tag>}:...`). A plain name: the
-   * hash tags that decide a key's cluster slot are added per queue and per organization (redisKey
-   * in src/lib/redis.ts).
-   */
+  /** A plain name: the hash tags that pick a key's cluster slot are added per key (redisKey). */
   redisPrefix: string;
   operatorToken: string | null;
   logLevel: string;
-  /**
-   * Express's `trust proxy`: false (req.ip is the peer), true (the left-most X-Forwarded-For,
-   * which any client can write) or the number of proxy hops in front (1 behind Heroku's router).
-   */
+  /** false: req.ip is the peer; true: left-most X-Forwarded-For (client-writable); n: proxy hops (1 behind Heroku's router). */
   trustProxy: boolean | number;
   webhook: {
     maxAttempts: number;
@@ -38,15 +27,11 @@ export interface Config {
   /** How long call events are kept (CONTRACT.md §4); never less than webhook deliveries, which need theirs. */
   eventRetentionDays: number;
   sim: { ringMs: number; secondMs: number };
-  /** Jobs one `calls` worker process runs at once. */
   callsWorkerConcurrency: number;
   /** Deliveries one `webhooks` worker process sends at once, and at most per endpoint. */
   webhooksWorkerConcurrency: number;
   webhookEndpointConcurrency: number;
-  /**
-   * Niceness the processes that take in new work (`web`, `calls`) give themselves, so that on a
-   * machine they share with the delivery path, committed work drains first when the CPU is full.
-   */
+  /** Niceness of `web` and `calls`, so on a shared, saturated machine committed work drains first. */
   intakeNice: number;
 }
 
@@ -57,10 +42,7 @@ export interface ClusterSeed {
   port: number;
 }
 
-/**
- * `host:port` seeds, comma-separated (`10.0.0.5:6379, redis-2.internal:6379, [fd00::7]:6379`);
- * an IPv6 host is written in brackets. Returns null when any entry is not of that form.
- */
+/** `host:port` seeds, comma-separated, IPv6 hosts in brackets; null when any entry is not of that form. */
 function parseClusterSeeds(value: string): ClusterSeed[] | null {
   const seeds = value.split(',').map((entry) => /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry.trim()));
   if (seeds.some((m) => m === null || Number(m[3]) < 1 || Number(m[3]) > 65535)) return null;

@@ -23,7 +23,7 @@ import { DeliveryAttempt } from './webhooks/delivery-attempt.entity.js';
 import { UsageWatermark } from './usage/usage-watermark.entity.js';
 import { DoNotCallEntry } from './do-not-call/do-not-call-entry.entity.js';
 
-/** Every TypeORM entity of every domain: what a DataSource maps (the schema itself comes from migrations). */
+/** Every domain's TypeORM entities (the schema itself comes from migrations). */
 export const entities: Array<Function | EntitySchema> = [
   Organization,
   Member,

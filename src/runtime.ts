@@ -75,7 +75,6 @@ import { WebhookJobs } from './webhooks/webhook.jobs.js';
 /** A DataSource over every domain's entities (not yet connected: `initialize()` it). */
 export const openDatabase = (url: string = config.databaseUrl): DataSource => createDataSource(url, { entities, migrations });
 
-/** What every process brings: its database and its Redis connection for commands and producers. */
 export interface RuntimeDeps {
   db: DataSource;
   redis: RedisClient;
@@ -83,12 +82,7 @@ export interface RuntimeDeps {
   now?: () => Date;
 }
 
-/**
- * The composition root: builds the whole runtime of a process (repositories, the carrier, the
- * call engine with its hooks, services and job producers) from its connections. The API
- * (`src/app.ts`) and every worker (`workers/*.ts`) use this one function, so each process is
- * wired the same way: a path that ends a call in any process runs every domain's hooks.
- */
+/** The composition root of the API and every worker: wired alike, so a call ended anywhere runs every domain's hooks. */
 export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps) {
   const queues = {
     maintenance: createQueue('maintenance', redis),
@@ -104,10 +98,9 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     failedDeliveries: new FailedDeliveryBoard(queues.webhooks),
   };
 
-  // Every event (call and operational): the one writer of operational events, and the feed.
+  // The one writer of operational events, and the feed.
   const events = new EventsRepository(db);
   const repositories = {
-    // Organizations and their members; a tenant is an organization, so tenants' rows too.
     organizations: new OrganizationsRepository(db),
     invites: new InvitesRepository(db),
     credentials: new CredentialsRepository(db),
@@ -115,7 +108,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     events,
   };
   const { organizations, credentials, ledger } = repositories;
-  // The organization's resources (tenant provisioning creates a tenant's through these repositories).
+  // Tenant provisioning creates a tenant's resources through these.
   const resources = {
     agents: new AgentsRepository(db),
     contacts: new ContactsRepository(db),
@@ -123,7 +116,6 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     services: new ServicesRepository(db),
   };
 
-  // Calls, their carrier, numbers, texts and campaigns.
   const carrierConnection = new CarrierConnectionService(db, organizations);
   const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
   const calls = new CallsRepository(db);
@@ -135,7 +127,6 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
   const texts = new ConfirmationTexts(messages, carriers, organizations);
   const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
 
-  // Accounts: organizations and their members, credentials, billing, tenants.
   const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis, events);
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
   const accountServices = {
@@ -150,7 +141,6 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     tenantEffects: new TenantEffects(organizations, { campaigns, calls }, engine),
   };
 
-  // Webhooks, history, usage, idempotency.
   const webhookEndpoints = new WebhookEndpointsRepository(db);
   const deliveryLog = new DeliveryLogRepository(db);
   const usage = new UsageRepository(db);
@@ -172,7 +162,6 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
     smsSender,
     texts,
-    // Events, webhooks, history, usage, idempotency.
     events: new EventsService(events),
     history: new HistoryMaintenance(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
@@ -199,15 +188,10 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
 
 export type Runtime = ReturnType<typeof createRuntime>;
 
-/**
- * The webhooks worker's delivery path over the runtime: the dispatcher (signed deliveries
- * claimed from Postgres, with retries) on a pg pool of its own (named statements, one round trip
- * each), woken by the deliveries channel, its attempt recorder and metrics.
- */
+/** The webhooks worker's delivery path, on a pg pool of its own (named statements, one round trip each). */
 export function createDeliveryPath({ jobs, redis }: Runtime) {
   const { webhook } = config;
-  // A claim in flight uses one connection (two when it asks for rate-limited endpoints too), a
-  // record one, a support retry one.
+  // A claim uses one connection (two with rate-limited endpoints), a record one, a support retry one.
   const pool = createPool(4);
   const metrics = new WebhookMetrics(redis);
   const recorder = new AttemptRecorder(new AttemptsRepository(pool), metrics, webhook.disableAfterHours, {
@@ -247,8 +231,5 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
   };
 }
 
-/**
- * The relay over its database: events moved from the outbox to webhook deliveries (see
- * `Relay`). It needs no Redis, so it is built apart from `createRuntime`.
- */
+/** The relay needs no Redis, so it is built apart from `createRuntime`. */
 export const createRelay = (db: DataSource): Relay => new Relay(db, new OutboxRepository(db));

@@ -8,7 +8,6 @@ import { createRedis } from './lib/redis.js';
 import { createRuntime, openDatabase } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
 
-/** The `web` process: the HTTP API. */
 async function main(): Promise<void> {
   lowerCpuPriority(config.intakeNice);
   const db = openDatabase();
@@ -18,8 +17,7 @@ async function main(): Promise<void> {
   const { app, close } = createApp({ runtime });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
-  // A port already taken fails the start with a log line (unheard, the 'error' event crashed
-  // the process with a stack dump).
+  // Unheard, a taken port's 'error' crashed the process with a stack dump.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, () => {
@@ -30,8 +28,8 @@ async function main(): Promise<void> {
   logger.info({ port: (server.address() as AddressInfo).port }, 'Ringlane API listening');
 
   onShutdown('web', async () => {
-    // Stop accepting, let requests in flight finish, then flush batched writes.
-    // Keep-alive connections become idle once their request is answered: close them as they do.
+    // Stop accepting, let requests in flight finish, then flush batched writes; close keep-alive
+    // connections as they go idle.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const reaper = setInterval(() => server.closeIdleConnections(), 100);
     await closed;

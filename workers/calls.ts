@@ -2,7 +2,7 @@ import { config } from '../src/config.js';
 import { callsProcessors } from './processors/calls.processor.js';
 import { runWorker } from './run-worker.js';
 
-/** The `calls` worker process: the call engine on the simulated carrier, campaigns, and texts' sends. */
+/** The `calls` worker process. */
 runWorker({
   queue: {
     name: 'calls',

@@ -1,7 +1,7 @@
 import { maintenanceProcessors } from './processors/maintenance.processor.js';
 import { runWorker } from './run-worker.js';
 
-/** The `maintenance` worker process: scheduled purges, and the history tables' partitions. */
+/** The `maintenance` worker process. */
 runWorker({
   queue: {
     name: 'maintenance',

@@ -2,5 +2,5 @@ import { createRelay } from '../src/runtime.js';
 import { RelayLoop } from '../src/webhooks/relay.js';
 import { runWorker } from './run-worker.js';
 
-/** The `relay` process: moves committed events from the outbox to webhook deliveries. It needs no Redis. */
+/** The `relay` process: outbox to webhook deliveries; needs no Redis. */
 runWorker({ name: 'relay', setup: (db) => new RelayLoop(createRelay(db)) });

@@ -3,11 +3,7 @@ import { createDeliveryPath } from '../src/runtime.js';
 import { webhooksProcessors } from './processors/webhooks.processor.js';
 import { runWorker } from './run-worker.js';
 
-/**
- * The `webhooks` worker process: the dispatcher (signed deliveries claimed from Postgres, with
- * retries) as its loop, and the queue's jobs (support's retries, failed deliveries listed in the
- * dashboard, endpoint recovery).
- */
+/** The `webhooks` worker process: the dispatcher as its loop, and support's jobs. */
 runWorker({
   queue: {
     name: 'webhooks',

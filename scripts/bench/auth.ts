@@ -1,8 +1,5 @@
-// npm run bench:auth — authenticated `GET /v1/api-keys` (API key auth, org scoping, a real
-// Postgres query) against a bare Express route answering the same JSON from memory, in the
-// same run, at the same concurrency, in alternating rounds. Prints medians and their ratio, and
-// the CPU milliseconds per request of each side: the API process, the Postgres backends serving
-// it and the redis-server (shared: it counts every client) against the bare server alone.
+// npm run bench:auth — the authenticated API against a bare Express route, in alternating rounds:
+// medians, their ratio, CPU ms per request. See docs/operations.md#benchmarks.
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import {
@@ -31,7 +28,7 @@ async function main(): Promise<void> {
   const tool = await loadGenerator();
   const databaseUrl = await benchDatabase('ringlane_bench');
   const client = benchPool(databaseUrl);
-  // The machine's Redis, which the API uses by default: its pid, to count its CPU.
+  // Its pid, to count its CPU.
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
   const redisPid = await redisServerPid(redis);
   redis.disconnect();
@@ -62,7 +59,7 @@ async function main(): Promise<void> {
     const apiSources = systemCpuSources(client, new URL(databaseUrl).pathname.slice(1), [{ name: 'web', child: api }], redisPid);
     const apiCpu = new Map<string, number>();
     let bareCpu = 0;
-    /** Runs one round, adding the CPU ms of the server side it used: the process, its Postgres backends, Redis. */
+    /** Adds the server side's CPU ms: the process, its Postgres backends, Redis. */
     const serving = new Set(['web', 'postgres ← web', 'redis-server', 'bare']);
     const measured = async (sampler: CpuSampler, round: () => Promise<LoadResult>, add: (label: string, ms: number) => void) => {
       await sampler.start();

@@ -1,6 +1,5 @@
-// npm run bench:calls — drives BENCH_CALLS (10,000) simulated calls through the API and one
-// `calls` worker (SIM_SECOND_MS low), and prints calls completed per second and call events
-// written per second, from the first POST to the last call's end.
+// npm run bench:calls — simulated calls through the API and one `calls` worker: calls completed and
+// events written per second. See docs/operations.md#benchmarks.
 import { Agent, fetch as undiciFetch } from 'undici';
 import pg from 'pg';
 import { benchDatabase, startServer, stopServer, runBench } from './harness.js';

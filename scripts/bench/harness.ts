@@ -26,9 +26,8 @@ export async function benchDatabase(name: string, options: { fresh?: boolean } =
 }
 
 /**
- * Starts a compiled entry point with `env` and waits until `ready()` holds (polled every 100 ms,
- * for 20 s at most): for processes without an HTTP port, such as workers.
- * With BENCH_CPU_PROFILE=<dir>, each process writes a V8 CPU profile there when it exits.
+ * Starts a compiled entry and polls `ready()` every 100 ms for up to 20 s (processes without a port).
+ * With BENCH_CPU_PROFILE=<dir>, each process writes a V8 CPU profile there on exit.
  */
 export async function startProcess(entry: string, env: Record<string, string>, ready: (child: ChildProcess) => Promise<boolean>): Promise<ChildProcess> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
@@ -57,7 +56,7 @@ export function startServer(entry: string, env: Record<string, string>, readyUrl
 
 const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-/** Every child a benchmark started and has not stopped: runBench stops them, however it ends. */
+/** Children started and not stopped: runBench stops them however it ends. */
 const children = new Set<ChildProcess>();
 
 /** Registers a child so it is stopped when the benchmark ends, even on failure. */
@@ -70,7 +69,7 @@ export function track(child: ChildProcess): ChildProcess {
 /** How long a process gets to finish its in-flight work on SIGTERM before it is killed. */
 const STOP_GRACE_MS = 30_000;
 
-/** SIGTERM, then SIGKILL if it is still there after the grace; resolves once it has exited. */
+/** SIGTERM, then SIGKILL after the grace; resolves once it has exited. */
 export async function stopServer(child: ChildProcess): Promise<void> {
   if (hasExited(child)) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -92,12 +91,9 @@ export interface ProcfileProcess {
 }
 
 /**
- * Starts the Procfile's process lines (all but `release`, or those named in `only`), each as
- * its own compiled entry with `env`, and waits until each is ready: `web` when its /readyz
- * answers on `env.PORT`; the others once they hold a Postgres connection, which every process
- * opens at start (its application_name ends with its pid, src/lib/db.ts). A process that is
- * connected may still be registering its queue consumers: a first load through the system is
- * what shows it works end to end.
+ * Starts the Procfile's lines (all but `release`, or `only`): `web` is ready when /readyz answers,
+ * the others once they hold a Postgres connection (application_name ends with the pid).
+ * Registering consumers may still be under way: a first load proves the system end to end.
  */
 export async function startProcfile(client: pg.Pool, env: Record<string, string>, only?: string[]): Promise<ProcfileProcess[]> {
   const lines = procfileProcesses(process.cwd()).filter((p) => !only || only.includes(p.name));
@@ -121,7 +117,6 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
-  /** Connection errors plus non-2xx answers. */
   failures: number;
 }
 
@@ -163,11 +158,7 @@ export function load(tool: 'wrk' | 'autocannon', url: string, headers: Record<st
 
 export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/**
- * Runs a benchmark's main function and exits with its outcome. Whatever way it ends (done,
- * failed, or SIGINT/SIGTERM/SIGHUP to this process alone), every child still running is
- * stopped first, so no server or worker outlives the benchmark.
- */
+/** Runs `main` and exits; however it ends (even SIGINT/SIGTERM/SIGHUP), every child is stopped first. */
 export function runBench(main: () => Promise<void>): void {
   let finishing = false;
   const finish = (code: number) => {
@@ -191,7 +182,7 @@ export function runBench(main: () => Promise<void>): void {
   );
 }
 
-/** JSON over HTTP to the API with at most `connections` requests in flight; a non-2xx answer throws. */
+/** JSON over HTTP with at most `connections` requests in flight; a non-2xx answer throws. */
 export function apiClient(base: string, connections: number) {
   const dispatcher = new Agent({ connections, pipelining: 1 });
   return {
@@ -213,14 +204,12 @@ export function apiClient(base: string, connections: number) {
 let clockTicks: number | undefined;
 
 export interface ProcessStat {
-  /** utime + stime, in ms. */
   cpuMs: number;
   ppid: number;
-  /** When the process started (clock ticks since boot): tells a reused pid from the process seen before. */
+  /** Clock ticks since boot: tells a reused pid from the process seen before. */
   startTicks: number;
 }
 
-/** A process's /proc/<pid>/stat, or null when it is gone or not on this machine. */
 export function processStat(pid: number): ProcessStat | null {
   clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   let stat: string;
@@ -241,10 +230,8 @@ export interface CpuSource {
 }
 
 /**
- * CPU time per label over a window. `discover` names the processes to watch, and is asked
- * again at every sample, so processes that appear during the window (a new Postgres backend)
- * are counted from zero; a process that exits during the window keeps its last sample, which
- * is why sampling is periodic rather than only at both ends.
+ * CPU time per label over a window. `discover` is asked at every sample, so processes appearing mid-window
+ * count from zero; one that exits keeps its last sample, hence periodic sampling rather than both ends only.
  */
 export class CpuSampler {
   private readonly seen = new Map<number, { label: string; startTicks: number; first: number; last: number }>();
@@ -267,7 +254,6 @@ export class CpuSampler {
     }, this.intervalMs);
   }
 
-  /** Ends the window: the CPU ms of each label and how many processes it covered. */
   async stop(): Promise<{ seconds: number; byLabel: Map<string, { ms: number; processes: number }> }> {
     clearInterval(this.timer);
     await this.sampling;
@@ -284,7 +270,7 @@ export class CpuSampler {
 
   private async sample(initial: boolean): Promise<void> {
     const labels = new Map((await this.discover()).map((s) => [s.pid, s.label]));
-    // Known processes too, discovered or not now (a backend whose client went away may still run).
+    // Known processes too (a backend whose client went away may still run).
     for (const pid of new Set([...labels.keys(), ...this.seen.keys()])) {
       const stat = processStat(pid);
       const entry = this.seen.get(pid);
@@ -297,7 +283,7 @@ export class CpuSampler {
   }
 }
 
-/** The redis-server's pid when it runs on this machine (INFO server), else null: its CPU is then counted. */
+/** Null when the redis-server is not on this machine. */
 export async function redisServerPid(redis: Redis): Promise<number | null> {
   const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
   return pid && processStat(pid) ? pid : null;
@@ -306,21 +292,15 @@ export async function redisServerPid(redis: Redis): Promise<number | null> {
 /** The application_name of a benchmark's own Postgres connections (bookkeeping, sampling). */
 export const BENCH_APPLICATION_NAME = 'ringlane-bench';
 
-/**
- * Postgres connections for a benchmark's own reads (a pool: sampling runs beside bookkeeping),
- * named so that their backends are not counted as the system's.
- */
+/** A pool (sampling runs beside bookkeeping), named so its backends are not counted as the system's. */
 export function benchPool(url: string): pg.Pool {
   return new pg.Pool({ connectionString: url, application_name: BENCH_APPLICATION_NAME, max: 4 });
 }
 
 /**
- * What a CPU table covers, asked again at every sample: each running process of the Procfile
- * (labelled by its line), the Postgres backends of `database` labelled `postgres ← <process>`
- * by the process they serve (their application_name ends with its pid, src/lib/db.ts;
- * `postgres ← bench` for the benchmark's own, `postgres ← other` for autovacuum and the
- * like), Postgres's shared processes (postmaster, checkpointer, WAL writer...) as
- * `postgres background`, the redis-server as `redis-server`, and this process as `bench`.
+ * Each Procfile process, the Postgres backends labelled `postgres ← <process>` by the pid in their
+ * application_name (`bench`, `other` for autovacuum and the like), `postgres background`,
+ * `redis-server`, and this process as `bench`; asked again at every sample.
  */
 export function systemCpuSources(client: pg.Pool, database: string, processes: ProcfileProcess[], redisPid: number | null): () => Promise<CpuSource[]> {
   const names = new Map(processes.map((p) => [p.child.pid!, p.name]));

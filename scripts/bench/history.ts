@@ -1,19 +1,6 @@
-// npm run bench:history — the history tables (call_events, webhook_deliveries, webhook_attempts)
-// partitioned by day, as migrated, against the same tables unpartitioned (the baseline: same
-// columns and indexes, and today's cascade from deliveries to attempts), in one run, on two
-// databases of their own (ringlane_bench_history and ringlane_bench_history_plain, dropped and
-// re-created):
-// 1. both get a month of history past retention: BENCH_DAYS (30) days, WEBHOOK_RETENTION_DAYS + 1
-//    days back and older, of BENCH_EVENTS_PER_DAY (20,000) events each with its delivery and one
-//    attempt, plus BENCH_RECENT_DAYS (2) recent days that retention keeps (set-based SQL);
-// 2. write path, BENCH_ROUNDS (20) rounds of 1,000 events, alternating between the two: the
-//    events inserted (one statement, as the call engine writes a batch), fanned out by the
-//    relay's own code (one endpoint per organization), then claimed and recorded, one attempt
-//    each, by the webhooks worker's repository; wall time and CPU of the Postgres backends per
-//    1,000 events, per stage, and the ratio partitioned / unpartitioned;
-// 3. purge of the old month: today's DELETE (deliveries, attempts by cascade, and events) on
-//    the baseline, then the VACUUM it leaves to do, against the maintenance job dropping the
-//    days' partitions; wall time, backend CPU and the ratio.
+// npm run bench:history — the history tables partitioned by day against the same unpartitioned, on two
+// databases of their own: write path (insert, fan out, claim, record) and purge of a month past retention
+// (DELETE + VACUUM against dropping partitions). See docs/operations.md#benchmarks.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
@@ -36,7 +23,6 @@ const ROUND_EVENTS = 1_000;
 const ORGS = 100;
 const DAY_MS = 86_400_000;
 
-/** One of the two databases, with the connections the production code uses on it. */
 interface Side {
   name: string;
   partitioned: boolean;
@@ -47,16 +33,11 @@ interface Side {
   claims: DeliveryClaimsRepository;
   attempts: AttemptsRepository;
   history: HistoryMaintenance;
-  /** Backend CPU of this database's connections, read through `monitor`. */
   sampler: CpuSampler;
   monitor: pg.Pool;
 }
 
-/**
- * The baseline: each history table replaced by an unpartitioned one with the same columns,
- * keys and indexes, the foreign keys today's schema has (deliveries to endpoints; attempts to
- * deliveries, cascading) and the NOTIFY trigger.
- */
+/** The baseline: unpartitioned tables with the same columns, keys, indexes, cascading foreign keys and NOTIFY trigger. */
 async function unpartition(client: pg.Client): Promise<void> {
   for (const table of ['webhook_attempts', 'webhook_deliveries', 'call_events']) {
     await client.query(`CREATE TABLE ${table}_plain (LIKE ${table} INCLUDING ALL)`);
@@ -68,7 +49,7 @@ async function unpartition(client: pg.Client): Promise<void> {
   await client.query(`CREATE TRIGGER call_events_notify AFTER INSERT ON call_events FOR EACH STATEMENT EXECUTE FUNCTION call_events_notify()`);
 }
 
-/** `n` events from `from` on, `stepMs` apart, round robin over the organizations; `relayed` ones come with their delivery and one attempt. */
+/** `n` events from `from`, `stepMs` apart, round robin over orgs; `relayed` ones with a delivery and one attempt. */
 async function insertHistory(client: pg.Client, tag: string, from: Date, n: number, stepMs: number, relayed: boolean): Promise<void> {
   const events = `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
     SELECT 'evt_' || $1 || '_' || i, 'call_' || $1 || '_' || i, 'org_bench' || (i % ${ORGS}), 4, 'call.completed',
@@ -125,7 +106,6 @@ async function open(name: string, partitioned: boolean): Promise<Side> {
   };
 }
 
-/** Fills a side with the month past retention and the recent days. */
 async function fill(side: Side): Promise<number> {
   const started = performance.now();
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
@@ -149,7 +129,6 @@ const STAGES = ['events', 'fan-out', 'claim + record'] as const;
 type Stage = (typeof STAGES)[number];
 type Cost = Record<Stage, { wallMs: number; cpuMs: number }>;
 
-/** Times one stage on a side: wall ms and the CPU ms of its Postgres backends. */
 async function stage(side: Side, cost: Cost, name: Stage, work: () => Promise<void>): Promise<void> {
   await side.sampler.start();
   const started = performance.now();
@@ -159,7 +138,6 @@ async function stage(side: Side, cost: Cost, name: Stage, work: () => Promise<vo
   cost[name].cpuMs += byLabel.get(side.name)?.ms ?? 0;
 }
 
-/** One round of the write path: ROUND_EVENTS events, fanned out, claimed and recorded. */
 async function writeRound(side: Side, round: number, cost: Cost): Promise<void> {
   await stage(side, cost, 'events', () => insertHistory(side.client, `w${round}`, new Date(), ROUND_EVENTS, 0, false));
   await stage(side, cost, 'fan-out', async () => {
@@ -193,14 +171,13 @@ async function writeRound(side: Side, round: number, cost: Cost): Promise<void> 
   });
 }
 
-/** Purge of everything past retention, the way each side does it. */
 async function purge(side: Side): Promise<{ wallMs: number; cpuMs: number; vacuumMs: number }> {
   await side.sampler.start();
   const started = performance.now();
   if (side.partitioned) {
     await side.history.maintain();
   } else {
-    // The webhooks worker's hourly purge until now (attempts go by cascade), and the same for events.
+    // The former hourly purge (attempts by cascade), and the same for events.
     await side.client.query(`DELETE FROM webhook_deliveries WHERE created_at < now() - make_interval(days => $1)`, [config.webhook.retentionDays]);
     await side.client.query(`DELETE FROM call_events WHERE created_at < now() - make_interval(days => $1)`, [config.webhook.retentionDays]);
   }

@@ -1,10 +1,5 @@
-// npm run bench:usage — GET /v1/tenants/{id}/usage over a tenant with a long history:
-// BENCH_LEDGER_ROWS (1,000,000) ledger entries (a fifth of them texts, each with its message
-// row) and BENCH_CALL_ROWS (200,000) completed calls spread over 400 days, the calls and texts
-// billable at resale prices, rolled up once (timed), then BENCH_REQUESTS (300) sequential requests
-// each of a 366-day window, the default window and a plain GET /v1/tenants/{id}, interleaved
-// in the same run. Prints p50/p99 of each and the ratio 366-day p50 / plain p50 (target ≤ 3).
-// Its own database (ringlane_bench_usage), dropped and re-created at each run.
+// npm run bench:usage — GET /v1/tenants/{id}/usage over a long history (1M ledger rows, 200k calls, 400
+// days): p50/p99 of 366-day, default and plain reads, and the ratio (target ≤ 3). See docs/operations.md#benchmarks.
 import pg from 'pg';
 import { createDataSource } from '../../src/lib/db.js';
 import { formatMoney } from '../../src/lib/money.js';
@@ -23,9 +18,8 @@ const BASE = `http://127.0.0.1:${PORT}`;
 
 
 /**
- * Seeds the tenant's history with set-based SQL. Row triggers are off for the session
- * (`session_replication_role = replica`): the ledger's balance trigger would update the
- * reseller's row a million times in one transaction; the balance is set once at the end.
+ * Set-based seed with row triggers off (`session_replication_role = replica`): the balance trigger would
+ * update the reseller's row a million times in one transaction; the balance is set once at the end.
  */
 async function seed(client: pg.Client, resellerId: string, tenantId: string, agentId: string): Promise<void> {
   await client.query('BEGIN');
@@ -40,7 +34,7 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
        FROM generate_series(1, $3::int) AS i`,
     [resellerId, tenantId, LEDGER_ROWS, HISTORY_DAYS],
   );
-  // Each text's message row, recorded with its charge (same time), billed at a resale per_text.
+  // Each text's message row, with its charge, billed at a resale per_text.
   await client.query(
     `INSERT INTO messages (id, org_id, payer_org_id, from_number, to_number, body, charge_micros, billable_micros, created_at, updated_at, sent_at)
      SELECT 'msg_bench' || substr(id, 10), subject_org_id, org_id, '+14155550199', '+14155550100', 'bench', -amount_micros, 20000, created_at, created_at, created_at
@@ -109,7 +103,7 @@ async function main(): Promise<void> {
       plain: `/v1/tenants/${tenant.id}`,
     };
 
-    // The answer must be the ledger's (charges) and the calls' and texts' (billable), to the micro.
+    // The answer must match the ledger (charges) and the calls and texts (billable) to the micro.
     const year = await call('GET', paths.year, key);
     const { rows: truth } = await client.query(
       `SELECT (-sum(amount_micros))::text AS total,

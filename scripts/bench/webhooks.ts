@@ -1,53 +1,7 @@
-// npm run bench:webhooks — webhook delivery measured on the whole system, driven from outside.
-//
-// The system: every Procfile line but `release`, each its compiled entry (dist/src/server.js,
-// dist/workers/*.js) as one process with default settings, on the bench's own database
-// (ringlane_bench_webhooks, dropped and re-created at each run) and Redis prefix
-// (ringlane_bench_webhooks, cleared at start). The only settings given: DATABASE_URL,
-// REDIS_PREFIX, PORT, OPERATOR_TOKEN, LOG_LEVEL=warn, NODE_ENV=production,
-// WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (the receivers are on 127.0.0.1, which production refuses),
-// and the simulated carrier's SIM_RING_MS / SIM_SECOND_MS (50 / 50 unless set, so a 1-second
-// call rings 50 ms and lasts 50 ms). Concurrency settings stay at their defaults; the bench reads
-// the effective values from src/config.ts for the bare loop's in-flight count.
-// The bench uses the HTTP API (admin API for organizations, /v1/agents, /v1/contacts,
-// /v1/webhook-endpoints, POST /v1/calls) and reads Postgres for bookkeeping only: which events
-// were committed and when (call_events.created_at).
-//
-// Receivers: node:http servers in this process, one port per endpoint (each endpoint its own
-// origin, as real ones are), keep-alive, answering 200 at once (the slow one after
-// BENCH_SLOW_MS). Each records the receipt time of each delivery, keyed by its event (the
-// body's call_id and sequence), with the body and headers.
-//
-// Scenarios, in one run, after BENCH_WARMUP_CALLS calls that are not measured (JIT, connections,
-// and the proof that every process consumes its queue):
-//   (a) one organization, one endpoint: BENCH_CALLS calls;
-//   (b) BENCH_ENDPOINTS organizations with one endpoint each (an event goes to each endpoint of
-//       its organization, so this spreads the events): BENCH_CALLS calls round-robin over them;
-//   (c) BENCH_FAST_ENDPOINTS of (b)'s organizations: BENCH_CALLS calls round-robin; then the
-//       same again plus one organization whose endpoint answers after BENCH_SLOW_MS, given as
-//       many calls as each fast one. Compares the fast endpoints' arrival p99 (target ≤ 2×);
-//   (d) every process stopped but relay and webhooks: one organization, one endpoint,
-//       BENCH_DIRECT_EVENTS events committed directly into call_events in INSERTs of
-//       BENCH_BATCH as fast as Postgres takes them (the bench's former, relay+worker-only mode).
-// Calls are POST /v1/calls with BENCH_IN_FLIGHT requests in flight, simulate {duration_seconds: 1};
-// each makes 4 events (queued, ringing, in_progress, completed), each owed one delivery.
-//
-// Printed per scenario: events committed/s (call_events.created_at, first to last); deliveries/s
-// (distinct deliveries received ÷ first commit → last receipt); the backlog (deliveries owed but
-// not received) when the last call was placed and when the load stopped (its last event
-// committed), and when it drained (or what was left after BENCH_DRAIN_SECONDS); arrival p50/p99
-// = receipt time − the event's created_at (when it entered the outbox); a bare `got` loop in a
-// separate process POSTing the same recorded requests to the same receivers with as many in
-// flight as the system can have for those endpoints, and deliveries/s ÷ its rate; the CPU time
-// of every process from the load's start until drained (/proc/<pid>/stat), per delivery; the work
-// per delivery: Postgres commits and rows written (pg_stat_database of the bench database) and
-// commands the Redis server processed (INFO stats: run it on a Redis of its own to count only Ringlane's).
-//
-// Environment (defaults): BENCH_CALLS (2000), BENCH_IN_FLIGHT (32), BENCH_ENDPOINTS (1000),
-// BENCH_FAST_ENDPOINTS (100), BENCH_SLOW_MS (5000), BENCH_WARMUP_CALLS (200),
-// BENCH_DIRECT_EVENTS (8000), BENCH_BATCH (500), BENCH_DRAIN_SECONDS (120), BENCH_PORT (3905),
-// SIM_RING_MS (50), SIM_SECOND_MS (50), BENCH_DATABASE_URL, REDIS_URL; BENCH_CPU_PROFILE=<dir>
-// makes every process write a V8 CPU profile there.
+// npm run bench:webhooks — webhook delivery on the whole system (every Procfile process, default
+// settings, own database and Redis prefix), driven from outside through the HTTP API, against
+// local receivers and a bare `got` loop. Scenarios (a)–(d), environment and printed figures:
+// docs/operations.md#benchmarks.
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -76,7 +30,6 @@ import {
 } from './harness.js';
 
 const numberFrom = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-/** BENCH_SCENARIOS=a,d runs only those (default: all four). */
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'a,b,c,d').split(',').map((s) => s.trim()));
 const CALLS = numberFrom('BENCH_CALLS', 2000);
 const IN_FLIGHT = numberFrom('BENCH_IN_FLIGHT', 32);
@@ -101,7 +54,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Wall-clock ms with sub-ms precision, comparable with Postgres timestamps (same machine). */
 const wallClock = () => performance.timeOrigin + performance.now();
 
-/** What the bare loop replays: one delivery as it arrived. */
 interface Sample {
   url: string;
   body: string;
@@ -112,21 +64,19 @@ interface Receipt extends Sample {
   at: number;
 }
 
-/** Headers of the connection and framing, which the bare loop's client sets itself. */
+/** Connection and framing headers, which the bare loop's client sets itself. */
 const CONNECTION_HEADERS = ['host', 'connection', 'content-length', 'transfer-encoding'];
 
 /** The receivers: one node:http server (port) per endpoint, recording the first receipt of each event. */
 class Receiver {
   readonly urls: string[] = [];
   private readonly servers: http.Server[] = [];
-  /** Per endpoint: `call_id:sequence` → its first receipt. */
   private received: Array<Map<string, Receipt>> = [];
   /** Every request, redeliveries included. */
   requests = 0;
   /** Off while a bare loop runs: its requests are not deliveries. */
   recording = true;
 
-  /** A new endpoint answering 200 after `delayMs`; returns its index. */
   async add(delayMs = 0): Promise<number> {
     // The index is taken before the first await: endpoints are added concurrently.
     const index = this.received.length;
@@ -171,18 +121,15 @@ class Receiver {
     seen.set(key, { at, url: this.urls[index], body, headers });
   }
 
-  /** Forgets what was received: a new measurement starts. */
   reset(): void {
     this.received = this.received.map(() => new Map());
     this.requests = 0;
   }
 
-  /** Distinct deliveries received by these endpoints. */
   count(endpoints: number[]): number {
     return endpoints.reduce((n, e) => n + this.received[e].size, 0);
   }
 
-  /** Each received delivery of these endpoints, keyed `call_id:sequence`. */
   receipts(endpoints: number[]): Array<[string, Receipt]> {
     return endpoints.flatMap((e) => [...this.received[e]]);
   }
@@ -200,7 +147,6 @@ class Receiver {
   }
 }
 
-/** An organization of the bench and the receiver endpoint its one webhook endpoint points at. */
 interface Target {
   orgId: string;
   endpoint: number;
@@ -216,7 +162,6 @@ interface BenchOrg extends Target {
 
 type Api = ReturnType<typeof apiClient>;
 
-/** Runs `task(i)` for each i < count, at most `lanes` at a time. */
 async function inLanes(count: number, lanes: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
@@ -226,7 +171,6 @@ async function inLanes(count: number, lanes: number, task: (i: number) => Promis
   );
 }
 
-/** `count` organizations through the API, each with an agent, a contact and one webhook endpoint on its own receiver. */
 async function createOrgs(api: Api, receiver: Receiver, count: number, name: string, delayMs = 0): Promise<BenchOrg[]> {
   const orgs: BenchOrg[] = [];
   await inLanes(count, IN_FLIGHT, async (i) => {
@@ -248,11 +192,10 @@ async function createOrgs(api: Api, receiver: Receiver, count: number, name: str
   return orgs;
 }
 
-/** A load: `place` resolves once the last of it was placed; it makes `events` events in the measured organizations in all. */
+/** `place` resolves once the last of the load was placed; `events` counts those of the measured organizations. */
 interface Load {
   place: () => Promise<void>;
   events: number;
-  /** What "placed" is for this load, as printed. */
   placed: string;
 }
 
@@ -272,11 +215,7 @@ function callsLoad(api: Api, orgs: BenchOrg[], calls: number, measured: Target[]
   };
 }
 
-/**
- * `events` call events (each call with its four) committed directly into call_events in INSERTs
- * of `batchEvents`, as fast as Postgres takes them: the relay+worker-only mode, no API, no calls
- * worker. Event ids are cev_<tag><batch>_<call>_<sequence>.
- */
+/** Events (four per call) INSERTed straight into call_events in batches: relay+worker only; ids cev_<tag><batch>_<call>_<seq>. */
 function directLoad(client: pg.Pool, orgId: string, tag: string, events: number, batchEvents: number): Load {
   const callsPerBatch = Math.max(1, Math.round(batchEvents / EVENTS.length));
   const batches = Math.ceil(events / (callsPerBatch * EVENTS.length));
@@ -304,7 +243,7 @@ function directLoad(client: pg.Pool, orgId: string, tag: string, events: number,
   };
 }
 
-/** The deliveries owed to `targets` since `since`: one per event of their organizations (each has one endpoint). */
+/** One per event of their organizations (each has one endpoint). */
 async function owedSince(client: pg.Pool, targets: Target[], since: Date): Promise<number> {
   const { rows } = await client.query(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`, [targets.map((t) => t.orgId), since]);
   return rows[0].n;
@@ -318,22 +257,18 @@ interface Run {
   drainedAt: number;
   backlogPlaced: number;
   backlogStopped: number;
-  /** Deliveries still owed at the end (0: drained). */
   left: number;
 }
 
 /**
- * Places `load` and follows it until every delivery owed to `targets` was received or
- * BENCH_DRAIN_SECONDS passed since the load stopped. The backlog (owed − received) is taken
- * when the last of the load was placed and when it stopped (its last event committed).
- * Fails at once if a process of the system exits.
+ * Places `load` and follows it until every delivery owed to `targets` arrived or BENCH_DRAIN_SECONDS
+ * passed; the backlog is taken when the last was placed and when the load stopped. A process exit fails it.
  */
 async function runLoad(sys: System, targets: Target[], load: Load, label: string): Promise<Run> {
   const { client, receiver } = sys;
   const endpoints = targets.map((t) => t.endpoint);
   const since = new Date();
-  // Received is read before owed: a delivery is received only after its event was committed,
-  // so the backlog is never under-counted.
+  // Received before owed: a delivery arrives only after its event committed, so the backlog is never under-counted.
   const backlog = async () => {
     const received = receiver.count(endpoints);
     return (await owedSince(client, targets, since)) - received;
@@ -356,12 +291,12 @@ async function runLoad(sys: System, targets: Target[], load: Load, label: string
     if (owed >= load.events) break;
     if (Date.now() > deadline) throw new Error(`${label}: only ${owed} of ${load.events} events committed ${DRAIN_SECONDS} s after the last call was placed`);
     check(`${owed}/${load.events} events committed`);
-    // Not faster: these reads are Postgres work besides the system's.
+    // Not faster: these reads are Postgres work beside the system's.
     await sleep(200);
   }
   const stoppedAt = wallClock();
   const backlogStopped = await backlog();
-  // Every event is committed now, so what is owed is known: the drain is watched in this process alone.
+  // Every event is committed now: the drain is watched in this process alone.
   deadline = Date.now() + DRAIN_SECONDS * 1000;
   let left = backlogStopped;
   while (left > 0 && Date.now() < deadline) {
@@ -379,7 +314,6 @@ interface BareResult {
   failures: number;
 }
 
-/** The bare loop (run in a child process): `samples` POSTed with got, `concurrency` in flight; reports rate and latencies. */
 async function bareLoop(file: string, concurrency: number): Promise<void> {
   const samples: Sample[] = JSON.parse(await readFile(file, 'utf8'));
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
@@ -418,7 +352,7 @@ async function bareLoop(file: string, concurrency: number): Promise<void> {
   agent.destroy();
 }
 
-/** Replays `samples` from a separate process, as the system sends from its own processes. */
+/** Replays `samples` from a separate process, as the system sends from its own. */
 async function runBareLoop(receiver: Receiver, samples: Sample[], concurrency: number): Promise<BareResult> {
   await writeFile(BODIES_FILE, JSON.stringify(samples));
   receiver.recording = false;
@@ -435,9 +369,8 @@ async function runBareLoop(receiver: Receiver, samples: Sample[], concurrency: n
 }
 
 /**
- * The deliveries the system can have in flight to `endpoints` endpoints: each webhooks process
- * runs WEBHOOKS_WORKER_CONCURRENCY at once, at most WEBHOOK_ENDPOINT_CONCURRENCY per endpoint, and
- * `slow` endpoints that answer late hold their share. The bare loop gets as many.
+ * WEBHOOKS_WORKER_CONCURRENCY per process, at most WEBHOOK_ENDPOINT_CONCURRENCY per endpoint, slow endpoints
+ * holding their share: the bare loop gets as many.
  */
 function systemInFlight(cfg: Config, webhooksProcesses: number, endpoints: number, slow = 0): number {
   const slots = cfg.webhooksWorkerConcurrency * webhooksProcesses;
@@ -445,7 +378,6 @@ function systemInFlight(cfg: Config, webhooksProcesses: number, endpoints: numbe
   return Math.max(1, Math.min(slots - held, endpoints * cfg.webhookEndpointConcurrency));
 }
 
-/** What a running system needs for a measurement. */
 interface System {
   client: pg.Pool;
   redis: Redis;
@@ -490,11 +422,7 @@ function printWork(before: Work, after: Work, deliveries: number): void {
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 
-/**
- * One measured scenario: `load` against `targets` (and `others`, loaded but not measured, such as
- * the slow endpoint), then the bare loop over the same requests with `inFlight` in flight.
- * Prints the scenario's figures; returns what (c) compares.
- */
+/** `load` against `targets` (and unmeasured `others`), then the bare loop over the same requests; prints, returns what (c) compares. */
 async function measure(sys: System, label: string, targets: Target[], load: Load, inFlight: number, others: Target[] = []): Promise<Measured> {
   const { client, receiver, sampler } = sys;
   receiver.reset();
@@ -547,7 +475,6 @@ async function measure(sys: System, label: string, targets: Target[], load: Load
   return { arrivalP99: percentile(arrivals, 99) };
 }
 
-/** The CPU table: each process, Postgres (split by the process each backend serves), Redis, their sum. */
 function printCpu(cpu: Awaited<ReturnType<CpuSampler['stop']>>, processes: ProcfileProcess[], deliveries: number): void {
   const ms = (label: string) => cpu.byLabel.get(label)?.ms ?? 0;
   const row = (name: string, total: number, note = '') =>
@@ -570,7 +497,6 @@ function printCpu(cpu: Awaited<ReturnType<CpuSampler['stop']>>, processes: Procf
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  // What an earlier run left under the bench's prefix.
   const left = await scanKeys(redis, `${REDIS_PREFIX}:*`);
   if (left.length) await redis.del(...left);
   const redisPid = await redisServerPid(redis);
@@ -587,7 +513,7 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     ...SIM,
   };
-  // The settings the processes run with: their environment is this one plus `env`.
+  // The processes' settings: this environment plus `env`.
   const cfg = loadConfig({ ...process.env, ...env });
   const api = apiClient(`http://127.0.0.1:${PORT}`, IN_FLIGHT);
   const start = async (only?: string[]): Promise<System> => {
@@ -644,7 +570,7 @@ async function main(): Promise<void> {
         console.log(
           `  fast endpoints' arrival p99: ${fmt(withSlow.arrivalP99)} ms with the slow endpoint, ${fmt(alone.arrivalP99)} ms without; ratio ${fmt(withSlow.arrivalP99 / alone.arrivalP99, 2)}   (target ≤ 2)`,
         );
-        // Its deliveries still owed would go on being attempted by the processes of (d).
+        // Else its owed deliveries would go on being attempted by the processes of (d).
         await api.request('PATCH', `/v1/webhook-endpoints/${slow.webhookEndpointId}`, slow.key, { disabled: true });
       }
     }
@@ -663,7 +589,6 @@ async function main(): Promise<void> {
     await measure(sys, '(d)', [direct], directEvents, systemInFlight(cfg, webhooksProcesses(sys), 1));
     await stop(sys);
   } finally {
-    // Processes still running (on a failure) are stopped by runBench.
     await api.close();
     await client.end();
     redis.disconnect();

@@ -28,10 +28,7 @@ const successOf = (spec: Pick<AdminRoute<unknown>, 'method' | 'status'>) => spec
 /** The operator's idempotency records: one scope and one credential, the operator token. */
 const OPERATOR = { scope: 'operator', credential: 'operator' };
 
-/**
- * The operator's admin API (CONTRACT.md §3), mounted at `/admin/v1` behind the operator token.
- * Returns the router and its routes (paths relative to the mount point).
- */
+/** The operator's admin API (CONTRACT.md §3) at `/admin/v1`; route paths are relative to the mount point. */
 export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: IdempotentRequests): { router: Router; routes: RouteDoc[] } {
   const route = <B>(spec: AdminRoute<B>) => spec;
   const routes = [
@@ -55,7 +52,6 @@ export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: 
       body: createMemberSchema,
       handler: ({ id, body }) => orgs.addMember(id, body),
     }),
-    // The simulated carrier's inbound call: someone dials one of an organization's numbers.
     route<InboundCall>({ method: 'post', path: '/simulator/inbound-calls', summary: 'Simulate an inbound call', body: inboundCallSchema, handler: ({ body }) => calls.receiveInbound(body) }),
   ] as AdminRoute<unknown>[];
 

@@ -14,11 +14,7 @@ function presented(header: string): string | undefined {
   return decoded.slice(decoded.indexOf(':') + 1);
 }
 
-/**
- * The operator token (`OPERATOR_TOKEN`) for the admin API, the queue dashboard and metrics.
- * Without a configured token, everyone is refused. With `browser`, a refusal asks the browser
- * for Basic credentials, so support staff can open the dashboard (user name: anything).
- */
+/** Unset `OPERATOR_TOKEN` refuses everyone; with `browser`, a refusal asks for Basic credentials (support opens the dashboard). */
 export function requireOperator(operatorToken: string | null, options: { browser?: boolean } = {}): RequestHandler {
   const expected = operatorToken ? digest(operatorToken) : null;
   return (req, res, next) => {

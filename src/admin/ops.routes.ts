@@ -6,11 +6,7 @@ import { Router } from 'express';
 import { renderMetrics } from '../lib/metrics.js';
 import type { RedisClient } from '../lib/redis.js';
 
-/**
- * For support staff and ops, behind the operator token (mounted by app.ts): the BullMQ
- * dashboard (bull-board: inspect, retry and clean jobs of every queue) at `/admin/queues`,
- * and Prometheus metrics at `/metrics`.
- */
+/** The BullMQ dashboard at `/admin/queues` and Prometheus `/metrics`, behind the operator token. */
 export function queueDashboard(queues: Queue[]): Router {
   const adapter = new ExpressAdapter();
   adapter.setBasePath('/admin/queues');

@@ -8,7 +8,6 @@ export class Agent extends OrgOwned {
   @Column({ type: 'varchar', length: 200 })
   name!: string;
 
-  /** What the agent does, e.g. `appointment`. */
   @Column({ type: 'varchar', length: 32, default: 'appointment' })
   kind!: string;
 

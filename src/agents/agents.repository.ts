@@ -4,7 +4,7 @@ import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 import type { AgentKind } from './agents.schemas.js';
 
-/** An agent's row: the one declaration of its fields (the API shows it with ISO times). */
+/** The one declaration of an agent's fields. */
 export const agentShape = rowShape('agents', {
   id: column<string>(),
   name: column<string>(),
@@ -19,13 +19,7 @@ export const agentShape = rowShape('agents', {
 export type AgentRow = RowOf<typeof agentShape.columns>;
 export type AgentView = Presented<AgentRow>;
 
-/**
- * The organization's agents. An agent a campaign uses cannot be deleted (409 `agent_in_use`,
- * from the campaigns' RESTRICT foreign key); numbers it answers lose their agent (SET NULL).
- * Tenant provisioning creates a tenant's agent with `insertRow(em, tenantId, fields)`; numbers
- * and campaigns check an agent is the organization's with `findRow(em, orgId, id)` (404
- * `agent_not_found`).
- */
+/** An agent a campaign uses cannot be deleted (409 `agent_in_use`, RESTRICT); its numbers lose it (SET NULL). */
 export class AgentsRepository extends OrgResourceRepository<typeof agentShape.columns> {
   constructor(db: DataSource) {
     super(db, {

@@ -16,9 +16,7 @@ export interface Actor {
   /** The credential itself: the API key's id or the session's id. Idempotency records belong to it. */
   credentialId: string;
   memberId: string;
-  /** The capabilities this credential carries (a key's permissions, a session's member's). */
   capabilities: Capability[];
-  /** The organization the credential belongs to. */
   ownerOrg: OrgRef;
   /** The organization the request acts on: the tenant named by `X-Tenant-Id`, else `ownerOrg`. */
   org: OrgRef;

@@ -33,7 +33,7 @@ const presentApiKey = (k: ApiKeyRow): ApiKeyView => ({
   last_used_at: k.last_used_at?.toISOString() ?? null,
 });
 
-/** API keys (SPEC.md §4.3): created, listed and revoked by their organization; issued by the operator with a member. */
+/** API keys (SPEC.md §4.3): created, listed and revoked by their organization; issued by the operator. */
 export class ApiKeysService {
   constructor(
     private readonly db: DataSource,
@@ -42,10 +42,7 @@ export class ApiKeysService {
     private readonly redis: RedisClient,
   ) {}
 
-  /**
-   * Granted permissions = requested ∩ the creating member's capabilities ∩ the calling
-   * credential's own (SPEC.md §5 rule 4): silently, so a key never mints a stronger key.
-   */
+  /** Permissions = requested ∩ member's ∩ calling credential's (SPEC.md §5 rule 4), silently: no key mints a stronger one. */
   async create(actor: Actor, input: { label: string; permissions: Capability[] }) {
     const slot = await reserve(this.redis, KEY_CREATION_LIMIT, actor.org.id);
     try {
@@ -60,7 +57,7 @@ export class ApiKeysService {
     }
   }
 
-  /** Inserts a key in `em`'s transaction and returns it with its raw value (the only time the raw value exists). */
+  /** In `em`'s transaction; the raw key exists only in this answer. */
   async issue(em: EntityManager, input: { orgId: string; memberId: string; label: string; permissions: Capability[] }): Promise<ApiKeyView & { key: string }> {
     const raw = newApiKey();
     const row = await this.credentials.insertKey(em, {
@@ -76,10 +73,9 @@ export class ApiKeysService {
     return this.credentials.listKeys(actor.org.id, page, presentApiKey);
   }
 
-  /** Revokes a key of the caller's organization; every API process refuses it from the next request. */
   async revoke(actor: Actor, keyId: string): Promise<void> {
-    // Bumped before (so a Redis outage refuses the revocation rather than half-doing it) and
-    // after the commit (so nothing cached in between survives).
+    // Bumped before (a Redis outage refuses the revocation rather than half-do it) and after the
+    // commit (nothing cached in between survives).
     await needRedis(() => bumpAuthEpoch(this.redis));
     if (!(await this.credentials.revokeKey(actor.org.id, keyId))) throw new NotFoundError('api_key');
     await bumpAuthEpoch(this.redis).catch((err) => logger.error({ err }, 'auth epoch not bumped after a revocation'));

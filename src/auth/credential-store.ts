@@ -20,11 +20,7 @@ export interface SessionCredential {
   org: OrgRef;
 }
 
-/**
- * Bumped (INCR) after every change that must end cached authorizations: a key revoked,
- * an organization's standing changed. Every API process reads it on each request and drops
- * its cache when it moved, so a revocation holds on the very next request everywhere.
- */
+/** INCR'd after a change that must end cached authorizations; checked per request, so a revocation holds everywhere at once. */
 const EPOCH_KEY = () => redisKey('auth', 'epoch');
 
 /** Ends every cached authorization in every API process. Call after the change commits. */
@@ -35,11 +31,7 @@ export async function bumpAuthEpoch(redis: RedisClient): Promise<void> {
 const MAX_CACHED_KEYS = 10_000;
 const LAST_USED_FLUSH_MS = 5_000;
 
-/**
- * Resolves bearer credentials. API keys are cached in process (keyed by hash) and the cache
- * is validated against the Redis epoch on every request; `last_used_at` is gathered in memory
- * and written in one batched UPDATE every few seconds rather than on every request.
- */
+/** Keys cached in process, checked against the Redis epoch per request; `last_used_at` batched into one UPDATE every few seconds. */
 export class CredentialStore {
   private readonly cache = new Map<string, KeyCredential>();
   private cacheEpoch: string | null = null;
@@ -65,12 +57,10 @@ export class CredentialStore {
     let credential = epoch === null ? undefined : this.cache.get(hash);
     if (!credential) {
       const stored = await this.credentials.findKeyByHash(hash);
-      // The index lookup already matched; the constant-time check guards against any
-      // collation or padding surprise turning a near-match into a match.
+      // The index already matched; constant time guards against a collation or padding near-match.
       if (!stored || !sameDigest(stored.key_hash, hash)) return null;
       credential = { keyId: stored.key_id, memberId: stored.member_id, permissions: stored.permissions, org: stored.org };
-      // Cached under the epoch read before the lookup: a revocation that commits meanwhile
-      // bumps the epoch afterwards, so this entry is dropped on the next request.
+      // Cached under the epoch read before the lookup: a revocation committed meanwhile bumps it after.
       if (epoch !== null) this.remember(hash, credential);
     }
     this.lastUsed.set(credential.keyId, new Date());
@@ -84,12 +74,10 @@ export class CredentialStore {
     return { sessionId: stored.session_id, memberId: stored.member_id, capabilities: stored.capabilities, org: stored.org };
   }
 
-  /** A tenant of `resellerId`, or null: never says whether the id exists elsewhere. */
   findTenant(resellerId: string, tenantId: string): Promise<OrgRef | null> {
     return this.orgs.findTenantRef(resellerId, tenantId);
   }
 
-  /** Writes the gathered `last_used_at` values in one statement. */
   async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
     const ids = [...this.lastUsed.keys()];

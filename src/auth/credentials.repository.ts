@@ -5,8 +5,7 @@ import { ORG_REF, orgRefOf } from '../orgs/organizations.repository.js';
 import type { OrgRef } from './actor.js';
 import type { Capability } from './capabilities.js';
 
-// Key and token hashes are selected only by the two lookups that compare them (`findKeyByHash`,
-// `findSessionByHash`); every other read leaves them out, as the entities' `select: false` does.
+// Key and token hashes are selected only by the two lookups that compare them (as `select: false`).
 
 /** An API key as the API shows it: never its hash. */
 const API_KEY = rowShape('api_keys', {
@@ -28,7 +27,6 @@ const KEY_CREDENTIAL = rowShape('api_keys', {
   permissions: column<Capability[]>(),
 });
 
-/** A live session found by its hash, from `sessions s` joined with its member `m` (and organization `o`). */
 const SESSION_CREDENTIAL = rowShape('sessions', {
   session_id: column<string>('s.id'),
   token_hash: column<string>(),
@@ -40,18 +38,10 @@ const SESSION_CREDENTIAL = rowShape('sessions', {
 export type StoredKey = RowOf<typeof KEY_CREDENTIAL.columns> & { org: OrgRef };
 export type StoredSession = RowOf<typeof SESSION_CREDENTIAL.columns> & { org: OrgRef };
 
-/**
- * The credentials: API keys (`api_keys`) and members' sessions (`sessions`). Resolving one
- * reads its member and organization (`members`, `organizations`: the organizations domain's
- * tables, by its `ORG_REF` shape) in the same statement, on purpose: it is the authentication
- * path, one round trip for whatever a request's authorization needs.
- */
+/** A lookup joins member and organization (`ORG_REF`) on purpose: authentication in one round trip. */
 export class CredentialsRepository {
   constructor(private readonly db: DataSource) {}
 
-  // API keys.
-
-  /** Inserts a key (its hash, never the raw key) and returns it as shown. */
   async insertKey(
     em: EntityManager,
     key: { id: string; orgId: string; memberId: string; label: string; permissions: Capability[]; prefix: string; keyHash: string },
@@ -64,18 +54,15 @@ export class CredentialsRepository {
     return row;
   }
 
-  /** A page of the organization's keys not revoked, newest first. */
   listKeys<V>(orgId: string, page: PageParams, present: (row: ApiKeyRow) => V): Promise<Page<V>> {
     return listPage(this.db, { select: API_KEY.select(), from: API_KEY.from(), where: where('org_id = ? AND revoked_at IS NULL', orgId) }, page, present);
   }
 
-  /** Revokes one of the organization's keys; false when it has no such key not yet revoked. */
   async revokeKey(orgId: string, keyId: string): Promise<boolean> {
     const [, affected] = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [keyId, orgId]);
     return affected > 0;
   }
 
-  /** The key not revoked whose hash this is, with its organization; null when there is none. */
   async findKeyByHash(hash: string): Promise<StoredKey | null> {
     const [row] = await this.db.query(
       `SELECT ${KEY_CREDENTIAL.select('k')}, ${ORG_REF.select('o')}
@@ -96,8 +83,6 @@ export class CredentialsRepository {
     );
   }
 
-  // Sessions.
-
   async insertSession(session: { id: string; memberId: string; tokenHash: string; expiresAt: Date }): Promise<void> {
     await this.db.query('INSERT INTO sessions (id, member_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)', [
       session.id,
@@ -107,7 +92,6 @@ export class CredentialsRepository {
     ]);
   }
 
-  /** The session not expired whose hash this is, with its member's capabilities and organization; null when there is none. */
   async findSessionByHash(hash: string): Promise<StoredSession | null> {
     const [row] = await this.db.query(
       `SELECT ${SESSION_CREDENTIAL.select('s')}, ${ORG_REF.select('o')}
@@ -118,7 +102,6 @@ export class CredentialsRepository {
     return row ? { session_id: row.session_id, token_hash: row.token_hash, member_id: row.member_id, capabilities: row.capabilities, org: orgRefOf(row) } : null;
   }
 
-  /** Deletes sessions that have expired; returns how many. */
   async purgeExpiredSessions(): Promise<number> {
     const [, affected] = await this.db.query('DELETE FROM sessions WHERE expires_at <= now()');
     return affected;

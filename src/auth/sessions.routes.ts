@@ -5,7 +5,6 @@ import type { RouteDoc } from '../http/route-doc.js';
 import { validate } from '../http/validate.js';
 import type { SessionsService } from './sessions.service.js';
 
-/** `POST /v1/sessions`: a session token and when it expires. */
 const sessionSchema = responseSchema('Session', { token: Joi.string(), expires_at: isoTime() });
 
 const signInSchema = Joi.object({
@@ -13,10 +12,7 @@ const signInSchema = Joi.object({
   password: Joi.string().min(1).max(1024).required(),
 });
 
-/**
- * `POST /v1/sessions`: the one `/v1` route that needs no credential. The client address is
- * `req.ip`, which honours X-Forwarded-For only as far as `TRUST_PROXY` says.
- */
+/** The one `/v1` route without a credential; `req.ip` honours X-Forwarded-For only as far as `TRUST_PROXY` says. */
 export function sessionRoutes(sessions: SessionsService): { router: Router; routes: RouteDoc[] } {
   const router = Router();
   router.post('/sessions', async (req, res) => {

@@ -10,14 +10,12 @@ import { hashToken, newSessionToken } from './tokens.js';
 
 const SESSION_HOURS = 12;
 
-// Failed sign-ins allowed per 15 minutes. Per email: 10 leaves a member who mistypes room to
-// spare, while a guesser gets about 1,000 tries a day at one account, hopeless against any
-// password worth having. Per client address: 50 lets a team behind one NAT mistype, yet stops
-// one machine spraying a common password across many emails.
+// Failed sign-ins per 15 minutes. Per email 10: room for typos, ~1,000 guesses a day at one account.
+// Per address 50: a team behind a NAT can mistype, one machine cannot spray a password across emails.
 const FAILED_SIGN_INS_PER_EMAIL: Limit = { name: 'signin-failed-email', max: 10, windowMs: 15 * 60_000, counts: 'failed sign-ins per email' };
 const FAILED_SIGN_INS_PER_ADDRESS: Limit = { name: 'signin-failed-address', max: 50, windowMs: 15 * 60_000, counts: 'failed sign-ins per client address' };
 
-/** Members' sessions: signing in with email and password, and purging expired sessions. */
+/** Members' sessions: sign-in with email and password, and purging expired ones. */
 export class SessionsService {
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -25,18 +23,11 @@ export class SessionsService {
     private readonly redis: RedisClient,
   ) {}
 
-  /**
-   * Signs a member in with email and password and returns a session token (a Bearer token
-   * like an API key, carrying the member's own capabilities). Wrong email and wrong password
-   * answer alike, in alike time. Failed sign-ins are limited per email and per client address.
-   */
+  /** Wrong email and wrong password answer alike, in alike time; failed sign-ins are limited per email and address. */
   async signIn(email: string, password: string, clientAddress: string | undefined): Promise<{ token: string; expires_at: string }> {
-    // Every attempt takes a slot before the password is checked, so that once over a limit even
-    // the right password is refused (else guessing would go on, the answer telling when it hit),
-    // and both limits at once, so that parallel guesses cannot overshoot them. The slot is given
-    // back unless the attempt failed: successes, and our own errors, are not failed sign-ins.
-    // Taken together, the limits of every email and address share one hash tag (one cluster
-    // slot); sign-ins are few next to the calls and queues that spread.
+    // A slot is taken before the password is checked, so over a limit even the right password is refused,
+    // and both at once, so parallel guesses cannot overshoot. Given back unless the attempt failed. One hash
+    // tag for all: sign-ins are few.
     const attempt = await reserveAll(this.redis, 'signin', [
       [FAILED_SIGN_INS_PER_EMAIL, email],
       [FAILED_SIGN_INS_PER_ADDRESS, clientAddressSubject(clientAddress)],
@@ -56,12 +47,10 @@ export class SessionsService {
     return { token, expires_at: expiresAt.toISOString() };
   }
 
-  /** Deletes sessions that have expired; returns how many (the maintenance worker's `purge-expired`). */
   purgeExpired(): Promise<number> {
     return this.credentials.purgeExpiredSessions();
   }
 
-  /** The member with this email and password, or null; wrong email and wrong password take alike time. */
   private async memberWithPassword(email: string, password: string): Promise<Member | null> {
     const member = await this.orgs.findMemberWithPassword(email);
     const ok = await verifyPassword(password, member?.passwordHash ?? null);

@@ -11,10 +11,7 @@ const TOKEN_LENGTH = 40;
 export const newApiKey = (): string => API_KEY_PREFIX + randomToken(TOKEN_LENGTH);
 export const newSessionToken = (): string => SESSION_TOKEN_PREFIX + randomToken(TOKEN_LENGTH);
 
-/**
- * The stored form of a key or session token. A fast hash is right here: the tokens are
- * long random strings, so there is nothing for a slow hash to protect against guessing.
- */
+/** A fast hash is right: the tokens are long random strings, nothing for a slow hash to protect. */
 export function hashToken(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
 }

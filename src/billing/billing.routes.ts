@@ -5,10 +5,7 @@ import { addOnSchema, balanceSchema, billingListQuery, paymentSchema, planSchema
 import type { BillingService } from './billing.service.js';
 import { listAddOns } from './catalog.js';
 
-/**
- * The billing area (CONTRACT.md "Other areas: closed to tenants"): the paying organization's
- * money. A tenant pays nothing itself, so every route here is closed inside a tenant.
- */
+/** The paying organization's money: a tenant pays nothing itself, so all of it is closed inside a tenant. */
 export function billingRoutes(api: ApiRouter, billing: BillingService): void {
   api
     .get('/balance', {

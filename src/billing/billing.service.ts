@@ -15,27 +15,22 @@ export class BillingService {
     private readonly orgs: OrganizationsRepository,
   ) {}
 
-  /** `GET /v1/balance`. */
   async balance(actor: Actor): Promise<BalanceView> {
     return presentBalance(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
-  /** `GET /v1/payments`: the money paid into the acting organization. */
   payments(actor: Actor, page: PageParams): Promise<Page<PaymentView>> {
     return this.credits(actor.org.id, page, presentPayment);
   }
 
-  /** `GET /v1/receipts`: one receipt per payment. */
   receipts(actor: Actor, page: PageParams): Promise<Page<ReceiptView>> {
     return this.credits(actor.org.id, page, presentReceipt);
   }
 
-  /** `GET /v1/plans`: the catalog of plans, with the acting organization's rates. */
   async plans(actor: Actor, page: PageParams): Promise<Page<PlanView>> {
     return plansOf(await this.orgs.load(this.db.manager, actor.org.id), page);
   }
 
-  /** A page of the organization's credits, each presented in the organization's currency. */
   private async credits<V>(orgId: string, page: PageParams, present: (row: CreditRow, currency: string) => V): Promise<Page<V>> {
     const { currency } = await this.orgs.load(this.db.manager, orgId);
     return this.ledger.credits(orgId, page, (row) => present(row, currency));

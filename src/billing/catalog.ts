@@ -6,10 +6,8 @@ export interface PlanView {
   id: string;
   name: string;
   description: string;
-  /** The organization's own rates, set by the operator (CONTRACT.md §2 "Rates"). */
   rates: { per_minute: string; per_text: string };
   currency: string;
-  /** Whether the organization is on this plan. */
   current: boolean;
 }
 
@@ -22,7 +20,6 @@ export interface AddOnView {
 /** Every organization is on this plan today: there is no plan change yet. */
 const CURRENT_PLAN = 'pay_as_you_go';
 
-/** The one plan there is: usage billed from the balance at the organization's rates. */
 const PLANS = [
   {
     id: 'pay_as_you_go',

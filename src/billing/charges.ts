@@ -3,18 +3,12 @@ import { isTenant, type Organization } from '../orgs/organization.entity.js';
 import type { LedgerLine } from './ledger.js';
 
 /**
- * THE payer rule: the id of the paying organization of `org` (an alias of `organizations` in
- * the query): itself, or for a tenant its reseller, whose balance and rates apply (SPEC.md §1).
- * In SQL, because `POST /v1/calls` places a call in one statement; a call records its payer
- * when it is placed, and its charge and texts go to that payer. Everything that needs a payer
- * (`OrganizationsRepository.payerOf`, `CallsRepository.placeOutbound`) uses this.
+ * THE payer rule: the payer of `org` (an `organizations` alias) is itself, or a tenant's reseller.
+ * In SQL because `POST /v1/calls` places a call in one statement; everything needing a payer uses it.
  */
 export const payerIdSql = (org: string) => `COALESCE(${org}.parent_id, ${org}.id)`;
 
-/**
- * A call's charge: per started second at the payer's per-minute rate. The ledger line's unique
- * reference `call:<id>` makes a second charge of the same call impossible.
- */
+/** The unique reference `call:<id>` makes a second charge of one call impossible. */
 export function callCharge(call: { id: string; orgId: string }, payer: Organization, seconds: number): { amount: Micros; line: LedgerLine | null } {
   const amount = chargeForSeconds(seconds, payer.ratePerMinuteMicros);
   const line: LedgerLine = { orgId: payer.id, subjectOrgId: call.orgId, kind: 'call', amountMicros: -amount, reference: `call:${call.id}`, description: `call ${call.id}, ${seconds} s` };
@@ -27,17 +21,14 @@ export function textCharge(message: { id: string; orgId: string }, payer: Organi
   return amount > 0n ? { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` } : null;
 }
 
-/** Prices per minute (per started second) and per text, in micros. */
 export interface Prices {
   perMinute: Micros;
   perText: Micros;
 }
 
 /**
- * THE resale price rule (CONTRACT.md §4 "Resale prices"): what a tenant `org` is billed by its
- * reseller `payer`: the prices the reseller set for it, else the reseller's own rates. Null for
- * an organization that is no tenant (it bills no one). Read at a call's end, like the rates its
- * charge is taken at, so each call keeps the prices in force when it ended.
+ * THE resale price rule: the prices the reseller set for tenant `org`, else its own rates; null for
+ * a non-tenant. Read at a call's end, so each call keeps the prices in force when it ended.
  */
 export function resalePrices(org: Organization, payer: Organization): Prices | null {
   if (!isTenant(org)) return null;
@@ -47,7 +38,7 @@ export function resalePrices(org: Organization, payer: Organization): Prices | n
   };
 }
 
-/** What a tenant owes for a call of `seconds`: its charge's rule (per started second, rounded up) at the resale price; null for a non-tenant. */
+/** A tenant's charge for `seconds` at the resale price (per started second, rounded up); null for a non-tenant. */
 export function callBillable(org: Organization, payer: Organization, seconds: number): Micros | null {
   const prices = resalePrices(org, payer);
   return prices && chargeForSeconds(seconds, prices.perMinute);

@@ -4,11 +4,7 @@ import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
 export type LedgerKind = 'adjustment' | 'call' | 'text';
 
-/**
- * One append-only line of an organization's ledger. Entries are never updated or deleted;
- * a balance is the sum of them. `reference` makes a charge idempotent: a call is charged
- * once even if the job that ends it runs twice.
- */
+/** Append-only; `reference` makes a charge idempotent: a call is charged once even if its job runs twice. */
 @Entity('ledger_entries')
 @Index('ledger_entries_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('ledger_entries_subject_created_idx', ['subjectOrgId', 'createdAt'])
@@ -16,7 +12,6 @@ export class LedgerEntry {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id!: string;
 
-  /** The paying organization, whose balance moves. */
   @Column({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
 
@@ -24,7 +19,6 @@ export class LedgerEntry {
   @JoinColumn({ name: 'org_id' })
   org?: Relation<Organization>;
 
-  /** The organization whose activity caused the entry (a tenant, or the payer itself). */
   @Column({ name: 'subject_org_id', type: 'varchar', length: 40 })
   subjectOrgId!: string;
 

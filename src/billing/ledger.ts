@@ -2,9 +2,7 @@ import { formatMoney, type Micros } from '../lib/money.js';
 import type { LedgerKind } from './ledger-entry.entity.js';
 
 export interface LedgerLine {
-  /** The paying organization. */
   orgId: string;
-  /** Whose activity it was (the tenant, or the payer itself). */
   subjectOrgId?: string;
   kind: LedgerKind;
   amountMicros: Micros;
@@ -13,10 +11,7 @@ export interface LedgerLine {
   description?: string;
 }
 
-/**
- * An organization's balance: the sum of its ledger lines, kept on its row (`Organization`
- * has both fields) by the database in the same transaction as every line.
- */
+/** The sum of the ledger lines, kept on the organization's row by the database in each line's transaction. */
 export interface Balance {
   balanceMicros: Micros;
   currency: string;

@@ -7,7 +7,6 @@ import type { TenantsService } from '../tenants/tenants.service.js';
 import { resalePrices } from './charges.js';
 import type { ResalePricesInput } from './resale-prices.schemas.js';
 
-/** CONTRACT.md §4 "Resale prices". */
 export interface TenantPricesView {
   tenant_id: string;
   per_minute: string;
@@ -15,29 +14,20 @@ export interface TenantPricesView {
   currency: string;
 }
 
-/**
- * What a reseller bills each of its tenants (`/v1/tenants/{id}/prices`). The prices are kept on
- * the tenant's row, where a call's ending reads them with the reseller's rates; the rule for the
- * prices in force is `resalePrices` (billing/charges.ts).
- */
+/** What a reseller bills each tenant; kept on the tenant's row, where a call's ending reads them. */
 export class ResalePricesService {
   constructor(
     private readonly db: DataSource,
     private readonly orgs: Pick<OrganizationsRepository, 'findWithParent' | 'update'>,
-    /** The tenants domain: which tenants are the caller's (404 `tenant_not_found` otherwise). */
     private readonly tenants: Pick<TenantsService, 'findOwn'>,
   ) {}
 
-  /** `GET`: the prices in force for one of the caller's tenants (the reseller's rates where none are set). */
   async get(actor: Actor, tenantId: string): Promise<TenantPricesView> {
     await this.tenants.findOwn(actor, tenantId);
     return present((await this.orgs.findWithParent(this.db.manager, tenantId))!);
   }
 
-  /**
-   * `PUT`: sets both prices. Calls and texts already ended keep what they were billed; each one
-   * ending from the commit on is billed at these.
-   */
+  /** Ended calls and texts keep what they were billed; the new prices apply from the commit on. */
   async set(actor: Actor, tenantId: string, input: ResalePricesInput): Promise<TenantPricesView> {
     await this.tenants.findOwn(actor, tenantId);
     await this.orgs.update(this.db.manager, tenantId, { resalePerMinuteMicros: input.per_minute, resalePerTextMicros: input.per_text });

@@ -8,11 +8,10 @@ export interface BookingOffer {
   locations: Pick<LocationRow, 'name' | 'address'>[];
 }
 
-/** The public booking pages: what an organization offers, read without a credential. */
+/** What an organization offers, read without a credential. */
 export class BookingPageRepository {
   constructor(private readonly db: DataSource) {}
 
-  /** The organization's services (by name) and locations (the main one first), at most `limit` of each. */
   async findOffer(orgId: string, limit: number): Promise<BookingOffer> {
     const [services, locations] = await Promise.all([
       this.db.query(`SELECT name, description, duration_minutes FROM services WHERE org_id = $1 ORDER BY name, id LIMIT $2`, [orgId, limit]),

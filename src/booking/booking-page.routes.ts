@@ -7,10 +7,7 @@ import { renderBookingPage } from './booking-page.html.js';
 import { type BookingPageChanges, bookingPageSchema, bookingPageSettingsSchema } from './booking-page.schemas.js';
 import type { BookingPageService } from './booking-page.service.js';
 
-/**
- * `/v1/booking-page`: the settings of the organization's public page. Changing them is
- * closed inside a tenant, which never has a page (CONTRACT.md "Other areas").
- */
+/** `/v1/booking-page` settings; changing them is closed inside a tenant, which never has a page. */
 export function bookingPageRoutes(api: ApiRouter, bookingPage: BookingPageService): void {
   api
     .get('/booking-page', {

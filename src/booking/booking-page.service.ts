@@ -13,11 +13,9 @@ export interface BookingPageView {
   url: string | null;
 }
 
-/** Where an organization's public page lives. */
 export const bookingPageUrl = (orgId: string) => `/book/${orgId}`;
 
 const presentBookingPage = (org: Organization): BookingPageView =>
-  // A tenant never gets a public booking page (SPEC.md §1).
   isTenant(org)
     ? { enabled: false, headline: org.bookingPageHeadline, url: null }
     : { enabled: org.bookingPageEnabled, headline: org.bookingPageHeadline, url: bookingPageUrl(org.id) };
@@ -25,10 +23,9 @@ const presentBookingPage = (org: Organization): BookingPageView =>
 /** What the public page shows. Strings are the organization's own: escape them when rendering. */
 export type PublicBookingPage = BookingOffer & { headline: string };
 
-/** The most services and locations a page lists. */
 const PAGE_ITEMS = 200;
 
-/** The organization's booking page: its settings (kept on the organization) and the public page. */
+/** The booking page's settings (kept on the organization) and the public page. */
 export class BookingPageService {
   constructor(
     private readonly db: DataSource,
@@ -36,12 +33,10 @@ export class BookingPageService {
     private readonly orgs: OrganizationsRepository,
   ) {}
 
-  /** `GET /v1/booking-page`: the acting organization's booking page settings. */
   async read(actor: Actor): Promise<BookingPageView> {
     return presentBookingPage(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
-  /** Turns the page on or off, or changes its headline (never inside a tenant: see the route). */
   async update(actor: Actor, input: BookingPageChanges): Promise<BookingPageView> {
     const changes: Partial<Organization> = {};
     if (input.enabled !== undefined) changes.bookingPageEnabled = input.enabled;
@@ -49,10 +44,7 @@ export class BookingPageService {
     return presentBookingPage(await this.orgs.update(this.db.manager, actor.org.id, changes));
   }
 
-  /**
-   * The public page of an ordinary organization that has it enabled; anything else (no such
-   * organization, the page turned off, a tenant) is the same 404, so the page reveals nothing.
-   */
+  /** Any page not shown (no such organization, turned off, a tenant) is the same 404: the page reveals nothing. */
   async publicPage(orgId: string): Promise<PublicBookingPage> {
     const org = await this.orgs.find(this.db.manager, orgId);
     if (!org || isTenant(org) || !org.bookingPageEnabled) throw new NotFoundError('booking_page');

@@ -11,7 +11,7 @@ export class Location extends OrgOwned {
   @Column({ type: 'text', default: '' })
   address!: string;
 
-  /** The organization's main location (a tenant gets one at creation). */
+  /** A tenant gets one at creation. */
   @Column({ name: 'is_main', type: 'boolean', default: false })
   isMain!: boolean;
 }

@@ -2,9 +2,8 @@ import { redisKey, scanKeys, tagOf, type RedisClient } from '../lib/redis.js';
 
 const HOUR_MS = 3_600_000;
 
-// Admits waiting calls in creation order while the organization has a free concurrency
-// slot and a free start in the rolling hour: one atomic script with Redis's clock, so the
-// limits hold across any number of `calls` worker processes.
+// Admits waiting calls in creation order while a concurrency slot and an hourly start are free: one
+// atomic script on Redis's clock, so the limits hold across every `calls` worker.
 // Returns { retry_at_ms or -1, admitted ids... }.
 const ADMIT = `
 local t = redis.call('TIME')
@@ -34,13 +33,7 @@ export interface Limits {
   maxCallsPerHour: number;
 }
 
-/**
- * The limits in force for an organization read with its reseller as `parent` (see
- * `OrganizationsRepository.findWithParent`): its own, and for a tenant never above its
- * reseller's ceiling. What the engine admits by, what a campaign plans by and what a reseller
- * reads of its tenant. The operator may lower a ceiling after a tenant's limits were set, so
- * the tenant's stored values can be above it; they apply again if the ceiling rises.
- */
+/** Own limits, a tenant's capped at its reseller's ceiling (stored values above a lowered ceiling apply again if it rises). */
 export function effectiveLimits(org: Limits & { parent?: Limits | null }): Limits {
   return {
     maxConcurrentCalls: Math.min(org.maxConcurrentCalls, org.parent?.maxConcurrentCalls ?? Infinity),
@@ -58,17 +51,14 @@ export interface Admission {
   callIds: string[];
   /** The batch is full: more calls may be waiting, admissible now. */
   full: boolean;
-  /** When the hourly window frees a start, if that is what stopped admission. */
   retryAt: Date | null;
 }
 
 type CallSet = 'waiting' | 'active' | 'starts';
 
 /**
- * The Redis-held semaphore (calls ringing or in progress) and sliding window (starts in the
- * last hour) of each organization, with its queue of waiting calls. An organization's sets
- * carry its id as hash tag: one cluster slot, which the admission script needs, and
- * organizations spread over a cluster's masters.
+ * Per organization, a Redis semaphore (calls ringing or in progress) and a sliding hour of starts, with
+ * its waiting calls. Keys carry the org id as hash tag: one slot for the script, orgs spread over masters.
  */
 export class CallLimits {
   constructor(private readonly redis: RedisClient) {}
@@ -81,14 +71,12 @@ export class CallLimits {
     return [CallLimits.key(orgId, 'waiting'), CallLimits.key(orgId, 'active'), CallLimits.key(orgId, 'starts')];
   }
 
-  /** Queues calls to be admitted in creation order (idempotent). */
   async enqueue(orgId: string, calls: Array<{ id: string; createdAt: Date }>): Promise<void> {
     if (calls.length === 0) return;
     const args = calls.flatMap((c) => [c.createdAt.getTime(), c.id]);
     await this.redis.zadd(this.keys(orgId)[0], 'NX', ...args);
   }
 
-  /** Admits up to a batch of the organization's waiting calls, in creation order, within `limits`. */
   async admit(orgId: string, limits: Limits): Promise<Admission> {
     const [retryAt, ...callIds] = (await this.redis.eval(ADMIT, 3, ...this.keys(orgId), limits.maxConcurrentCalls, limits.maxCallsPerHour, ADMISSION_BATCH)) as [
       number,
@@ -110,17 +98,14 @@ export class CallLimits {
     await this.redis.zrem(CallLimits.key(orgId, 'starts'), ...callIds);
   }
 
-  /** Organizations with calls waiting for admission, for the sweeper. */
   async orgsWithWaitingCalls(): Promise<string[]> {
     return this.scanOrgs('waiting');
   }
 
-  /** Calls holding a slot, for the sweeper. */
   async activeCalls(orgId: string): Promise<string[]> {
     return this.redis.zrange(this.keys(orgId)[1], 0, -1);
   }
 
-  /** Organizations with calls holding a slot, for the sweeper. */
   async orgsWithActiveCalls(): Promise<string[]> {
     return this.scanOrgs('active');
   }

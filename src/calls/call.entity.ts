@@ -7,7 +7,7 @@ export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', ...TERMINAL_STATUSES] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export type Outcome = 'positive' | 'neutral' | 'negative' | 'voicemail' | 'unreachable';
-/** Why a call ended: its terminal status, or why we ended it (`tenant_disabled`; `do_not_call`: its number is listed, it was never dialed). */
+/** A terminal status, or why we ended it (`tenant_disabled`; `do_not_call`: listed number, never dialed). */
 export const END_REASONS = ['completed', 'no_answer', 'busy', 'failed', 'canceled', 'tenant_disabled', 'do_not_call'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 export type Direction = 'outbound' | 'inbound';
@@ -19,12 +19,11 @@ export interface SimulateScript {
   outcome: Outcome;
 }
 
-/** A call, its lifecycle state and its charge. Every status change also writes a CallEvent. */
+/** Every status change also writes a CallEvent. */
 @Entity('calls')
 @Index('calls_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('calls_payer_ended_idx', ['payerOrgId', 'endedAt'])
 export class Call extends OrgOwned {
-  /** Who pays: the organization itself, or the reseller of a tenant. */
   @Column({ name: 'payer_org_id', type: 'varchar', length: 40 })
   payerOrgId!: string;
 
@@ -55,14 +54,12 @@ export class Call extends OrgOwned {
   @Column({ name: 'phone_number', type: 'varchar', length: 16 })
   phoneNumber!: string;
 
-  /** The organization's own number used, if any. */
   @Column({ name: 'our_number', type: 'varchar', length: 16, nullable: true })
   ourNumber!: string | null;
 
   @Column({ type: 'jsonb' })
   simulate!: SimulateScript;
 
-  /** Highest event sequence written so far. */
   @Column({ name: 'last_sequence', type: 'integer', default: 0 })
   lastSequence!: number;
 
@@ -70,7 +67,6 @@ export class Call extends OrgOwned {
   @Column({ name: 'dialed_at', ...TIMESTAMP, nullable: true })
   dialedAt!: Date | null;
 
-  /** When it was answered. */
   @Column({ name: 'started_at', ...TIMESTAMP, nullable: true })
   startedAt!: Date | null;
 
@@ -83,7 +79,7 @@ export class Call extends OrgOwned {
   @Column({ name: 'charge_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   chargeMicros!: bigint | null;
 
-  /** A tenant's call: what the tenant owes for it at its resale price, set with the charge. Null for any other call. */
+  /** A tenant's call: what it owes at its resale price; null otherwise. */
   @Column({ name: 'billable_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   billableMicros!: bigint | null;
 }

@@ -3,13 +3,12 @@ import { redisKey, type RedisClient } from '../lib/redis.js';
 import type { ScheduledReport } from '../carrier/carrier.js';
 import type { JobQueue, ReportJob } from '../jobs.js';
 
-/** The id of a text's `send-text` job: one job per text. */
 const sendTextJobId = (messageId: string) => `text-${messageId}`;
 
 /** A dispatch already requested and not yet started covers any further request for 30 s. */
 const DISPATCH_PENDING_SECONDS = 30;
 
-/** Typed producers of the `calls` queue. Payloads are ids and plain JSON only. */
+/** Payloads are ids and plain JSON only. */
 export class CallJobs {
   constructor(
     readonly queue: JobQueue<'calls'>,
@@ -20,11 +19,7 @@ export class CallJobs {
     return redisKey('calls', orgId, 'dispatch-pending');
   }
 
-  /**
-   * Asks for an organization's waiting calls to be admitted. Requests made while a dispatch
-   * is pending and not yet started collapse into it; the dispatcher clears the mark when it
-   * starts, so a request made while it runs queues another: no wake-up is lost.
-   */
+  /** Requests collapse into a pending dispatch; the mark clears when it starts, so a request made while it runs queues another. */
   async dispatch(orgId: string, delayMs = 0): Promise<void> {
     if (delayMs > 0) {
       await this.queue.add('dispatch', { orgId }, { delay: delayMs });
@@ -35,21 +30,15 @@ export class CallJobs {
     }
   }
 
-  /** Called by the dispatcher as it starts. */
   async dispatchStarted(orgId: string): Promise<void> {
     await this.redis.del(this.pendingKey(orgId));
   }
 
-  /** Dial a call that needs no admission (inbound). */
   async dial(callId: string): Promise<void> {
     await this.queue.add('dial', { callId }, { jobId: `dial-${callId}` });
   }
 
-  /**
-   * Schedules the carrier's reports of calls, each at its time, one job per report and time
-   * shared by several calls. Job ids are fixed by the calls, report and time, so scheduling
-   * the same again (a replayed dial) adds nothing.
-   */
+  /** One job per report and time, shared by calls; ids fixed by calls, report and time, so a replayed dial adds nothing. */
   async reports(scheduled: Array<{ callId: string } & ScheduledReport>): Promise<void> {
     const groups = new Map<string, ReportJob>();
     for (const { callId, report, at } of scheduled) {
@@ -75,17 +64,13 @@ export class CallJobs {
     await this.queue.add('campaign-tick', { campaignId }, { delay: Math.max(0, delayMs) });
   }
 
-  /**
-   * Sends texts recorded in a committed transaction, one job each, `text-<message id>`: adding
-   * one whose job is still in the queue (waiting, running, or failed for support to retry)
-   * adds nothing.
-   */
+  /** One job each, `text-<message id>`: adding one whose job is still queued, running or failed adds nothing. */
   async sendTexts(messageIds: string[]): Promise<void> {
     if (messageIds.length === 0) return;
     await this.queue.addBulk(messageIds.map((messageId) => ({ name: 'send-text', data: { messageId }, opts: { jobId: sendTextJobId(messageId) } })));
   }
 
-  /** Of texts still unsent, sends those whose job is gone (lost with Redis, or never added); returns how many. */
+  /** Resends unsent texts whose job is gone (lost with Redis, or never added); returns how many. */
   async resendLostTexts(messageIds: string[]): Promise<number> {
     const jobs = await Promise.all(messageIds.map((id) => this.queue.queue.getJob(sendTextJobId(id))));
     const lost = messageIds.filter((_, i) => !jobs[i]);

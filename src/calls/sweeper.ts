@@ -6,13 +6,11 @@ import type { CallEngine } from './engine.js';
 
 /** How long a step may lag before the sweeper assumes its job was lost. */
 const GRACE_SECONDS = 10;
-/** The most rows of each kind one sweep re-drives (the next sweep takes the rest). */
 const SWEEP_BATCH = 5000;
 
 /**
- * Postgres is the source of truth; Redis can lose a job or a key (a crash between a commit
- * and an enqueue, a Redis restart). Every few seconds this re-drives what the database says
- * is unfinished; every step it re-drives is idempotent.
+ * Postgres is the truth; Redis can lose a job or key (a crash between commit and enqueue, a restart).
+ * Every few seconds this re-drives what the database says is unfinished; each step is idempotent.
  */
 export class CallSweeper {
   constructor(
@@ -24,18 +22,18 @@ export class CallSweeper {
 
   async sweep(): Promise<{ requeued: number; redialed: number; released: number; texts: number }> {
     const { engine } = this;
-    // 1. Outbound calls committed as queued but never dialed: back into their admission queue.
+    // 1. Committed as queued, never dialed.
     const waiting = await this.calls.undialedOutbound(GRACE_SECONDS, SWEEP_BATCH);
     const byOrg = new Map<string, Array<{ id: string; createdAt: Date }>>();
     for (const row of waiting) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), { id: row.id, createdAt: row.created_at }]);
     for (const [orgId, calls] of byOrg) await engine.submitOutbound(orgId, calls);
 
-    // 2. Inbound calls never dialed, and dialed calls whose carrier reports are overdue:
-    //    dialing again reschedules the same reports under the same job ids.
+    // 2. Inbound calls never dialed, and dialed calls with overdue reports: dialing again reschedules
+    //    the same reports under the same job ids.
     const stalled = await this.calls.stalled(GRACE_SECONDS, SWEEP_BATCH);
     await engine.dial(stalled);
 
-    // 3. Slots still held by calls that have ended (a crash between the end and the release).
+    // 3. Slots held by ended calls (a crash between the end and the release).
     let released = 0;
     for (const orgId of await engine.limits.orgsWithActiveCalls()) {
       const holding = await engine.limits.activeCalls(orgId);
@@ -44,14 +42,13 @@ export class CallSweeper {
       await engine.limits.release(orgId, ended);
       released += ended.length;
     }
-    // ...and every organization with calls waiting gets a dispatch (a lost wake-up is made up).
+    // A lost wake-up is made up.
     for (const orgId of await engine.limits.orgsWithWaitingCalls()) await engine.jobs.dispatch(orgId);
 
-    // 4. Running campaigns: a tick lost between a call's end and its follow-up is made up here.
+    // 4. A tick lost between a call's end and its follow-up.
     for (const id of await this.campaigns.runningIds()) await engine.jobs.campaignTick(id);
 
-    // 5. Texts recorded with their call's end and still not sent whose send job is gone (lost
-    //    between the commit and the enqueue, or with Redis): queued again.
+    // 5. Unsent texts whose send job is gone.
     const texts = await engine.jobs.resendLostTexts(await this.messages.unsentIds(GRACE_SECONDS, SWEEP_BATCH));
 
     const result = { requeued: waiting.length, redialed: stalled.length, released, texts };

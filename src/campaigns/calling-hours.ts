@@ -16,10 +16,7 @@ export function localClock(at: Date, timezone: string): { weekday: number; time:
   return { weekday: WEEKDAY[part('weekday') as keyof typeof WEEKDAY], time: `${part('hour')}:${part('minute')}` };
 }
 
-/**
- * Whether a campaign may place a call at `at`. A window whose end is before its start runs
- * overnight (22:00–06:00); its early-morning part belongs to the day it started on.
- */
+/** A window whose end is before its start runs overnight; its early-morning part belongs to the day it started. */
 export function withinCallingWindow(window: CallingWindow, at: Date, timezone: string): boolean {
   const { weekday, time } = localClock(at, timezone);
   const dayAllowed = (day: number) => window.weekdays === null || window.weekdays.includes(day);

@@ -24,7 +24,6 @@ export class CampaignContact {
   @JoinColumn({ name: 'contact_id' })
   contact?: Relation<Contact>;
 
-  /** Order in which contacts are dialed. */
   @Column({ type: 'integer' })
   position!: number;
 

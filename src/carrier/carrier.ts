@@ -31,20 +31,12 @@ export interface TextRequest {
   body: string;
 }
 
-/**
- * A telephony provider. The engine, numbers and texts depend only on this interface (each
- * organization's through the `Carriers` lookup they are given): a real provider is a second
- * implementation whose reports arrive through its own webhooks instead of a schedule.
- */
+/** A telephony provider, all engine, numbers and texts depend on; a real one would report through webhooks, not a schedule. */
 export interface CarrierAdapter {
   readonly provider: string;
   /** Reserves a number in E.164, near `areaCode` or exactly `requested`; null when unavailable. */
   provisionNumber(options: { areaCode?: string; requested?: string }): Promise<string | null>;
-  /**
-   * Starts a call. Returns the reports the carrier will make and when; the engine schedules
-   * them durably, so a worker dying mid-call loses nothing. Must be idempotent per call.
-   */
+  /** Returns the reports the carrier will make and when, scheduled durably by the engine; idempotent per call. */
   dial(request: DialRequest): Promise<ScheduledReport[]>;
-  /** Sends a text; resolves once the carrier accepted it. */
   sendText(text: TextRequest): Promise<void>;
 }

@@ -11,23 +11,17 @@ export interface CarrierView {
 
 const presentCarrier = (org: Organization): CarrierView => ({ provider: org.carrierProvider });
 
-/**
- * An organization's carrier connection (`/v1/carrier`): which provider its calls, new numbers
- * and texts go through. Stored on the organization (`carrier_provider`), read and written
- * through the organizations domain.
- */
+/** Which provider an organization's calls, numbers and texts go through; stored on the organization. */
 export class CarrierConnectionService implements CarrierConnections {
   constructor(
     private readonly db: DataSource,
     private readonly orgs: OrganizationsRepository,
   ) {}
 
-  /** `GET /v1/carrier`: the acting organization's carrier connection. */
   async read(actor: Actor): Promise<CarrierView> {
     return presentCarrier(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
-  /** Connects the acting organization to a carrier: its calls and new numbers go through it. */
   async connect(actor: Actor, input: { provider: CarrierProvider }): Promise<CarrierView> {
     return presentCarrier(await this.orgs.update(this.db.manager, actor.org.id, { carrierProvider: input.provider }));
   }

@@ -3,12 +3,7 @@ import { config } from '../config.js';
 import { logger } from '../lib/logger.js';
 import type { CarrierAdapter, DialRequest, ScheduledReport, TextRequest } from './carrier.js';
 
-/**
- * The built-in simulated carrier (CONTRACT.md "Calls"). A call rings for `SIM_RING_MS`, then,
- * if answered, lasts `duration_seconds` call-seconds of `SIM_SECOND_MS` real milliseconds each.
- * Busy never rings. Its timeline is a pure function of the dial time, so replaying a dial
- * after a crash schedules exactly the same reports.
- */
+/** The simulated carrier; its timeline is a pure function of the dial time, so a replayed dial schedules the same reports. */
 export class SimulatorCarrier implements CarrierAdapter {
   readonly provider = 'simulator';
 
@@ -38,8 +33,7 @@ export class SimulatorCarrier implements CarrierAdapter {
   }
 
   async sendText({ reference }: TextRequest): Promise<void> {
-    // The simulator delivers texts instantly and nowhere; its log line is the carrier's record
-    // of each send (the message row is ours).
+    // This log line is the carrier's record of the send.
     logger.info({ reference }, 'simulator: text delivered');
   }
 }

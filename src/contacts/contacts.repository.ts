@@ -3,7 +3,7 @@ import { ConflictError } from '../lib/errors.js';
 import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 
-/** A contact's row: the one declaration of its fields (the API shows it with ISO times). */
+/** The one declaration of a contact's fields. */
 export const contactShape = rowShape('contacts', {
   id: column<string>(),
   name: column<string>(),
@@ -17,12 +17,7 @@ export const contactShape = rowShape('contacts', {
 export type ContactRow = RowOf<typeof contactShape.columns>;
 export type ContactView = Presented<ContactRow>;
 
-/**
- * The organization's contacts: one per phone number within an organization (409
- * `contact_exists`); a contact a campaign holds cannot be deleted (409 `contact_in_use`).
- * Lists filter by `phone_number`. Campaigns check their contacts with `unknownContact`, and an
- * inbound call finds its caller with `idByNumber`; a campaign reads its due contacts' numbers with `numbersOf`.
- */
+/** One per phone number within an organization (409 `contact_exists`); one a campaign holds cannot be deleted. */
 export class ContactsRepository extends OrgResourceRepository<typeof contactShape.columns, 'phone_number'> {
   constructor(db: DataSource) {
     super(db, {
@@ -37,20 +32,17 @@ export class ContactsRepository extends OrgResourceRepository<typeof contactShap
     });
   }
 
-  /** The first of `ids` that is not one of the organization's contacts, if any. */
   async unknownContact(em: EntityManager, orgId: string, ids: string[]): Promise<string | undefined> {
     const found: Array<{ id: string }> = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
     const known = new Set(found.map((r) => r.id));
     return ids.find((id) => !known.has(id));
   }
 
-  /** The phone number of each of `ids` that is one of the organization's contacts (a campaign's contacts to dial). */
   async numbersOf(em: EntityManager, orgId: string, ids: string[]): Promise<Map<string, string>> {
     const rows: Array<{ id: string; phone_number: string }> = await em.query(`SELECT id, phone_number FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
     return new Map(rows.map((r) => [r.id, r.phone_number]));
   }
 
-  /** The organization's contact with this number, if any (an inbound caller it knows). */
   async idByNumber(em: EntityManager, orgId: string, phoneNumber: string): Promise<string | null> {
     const [row] = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND phone_number = $2`, [orgId, phoneNumber]);
     return row?.id ?? null;

@@ -1,11 +1,7 @@
 import { Column, Entity, Index } from 'typeorm';
 import { OrgOwnedRow } from '../orgs/org-owned.js';
 
-/**
- * A number the organization must never call (CONTRACT.md §4 "Do-not-call lists"): one entry per
- * number and organization. Entries are added and removed, never changed, so there is no
- * `updated_at`.
- */
+/** A number the organization must never call; entries are added and removed, never changed (no `updated_at`). */
 @Entity('do_not_call_entries')
 @Index('do_not_call_entries_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('do_not_call_entries_org_phone_key', ['orgId', 'phoneNumber'], { unique: true })
@@ -14,7 +10,6 @@ export class DoNotCallEntry extends OrgOwnedRow {
   @Column({ name: 'phone_number', type: 'varchar', length: 16 })
   phoneNumber!: string;
 
-  /** Why it is listed, for people reading the list; optional. */
   @Column({ type: 'varchar', length: 500, nullable: true })
   reason!: string | null;
 }

@@ -4,7 +4,7 @@ import type { Sql } from '../lib/pagination.js';
 import { column, rowShape } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 
-/** An entry of a do-not-call list as the API shows it (CONTRACT.md §4): the one declaration of its fields. */
+/** The one declaration of an entry's fields. */
 export const doNotCallShape = rowShape('do_not_call_entries', {
   id: column<string>(),
   phone_number: column<string>(),
@@ -12,24 +12,13 @@ export const doNotCallShape = rowShape('do_not_call_entries', {
   created_at: column<Date>(),
 });
 
-/**
- * THE do-not-call rule, in SQL: whether the number `phoneNumber` is on the list of the
- * organization `orgId` or, for a tenant, on its reseller's (both are SQL expressions of the
- * caller's statement). Everything that decides whether a number may be called uses it: the
- * engine before it dials (`CallsRepository.barredAmong`, one statement per batch) and campaigns
- * before they place a call (`DoNotCallRepository.listedAmong`). It reads the organization's
- * `parent_id` (its reseller) in the same statement, and probes the (org_id, phone_number) index.
- */
+/** THE do-not-call rule (SQL): on `orgId`'s list or its reseller's; used by the engine and campaigns, via the (org_id, phone_number) index. */
 export const onDoNotCallListSql = (orgId: string, phoneNumber: string) =>
   `EXISTS (SELECT 1 FROM do_not_call_entries dnc
             WHERE dnc.phone_number = ${phoneNumber}
               AND dnc.org_id IN (${orgId}, (SELECT o.parent_id FROM organizations o WHERE o.id = ${orgId})))`;
 
-/**
- * The organization's do-not-call list (`/v1/do-not-call`): a number at most once per
- * organization (409 `already_listed`); lists filter by `phone_number`. Inside a tenant it is the
- * tenant's own list; its reseller's list applies to the tenant's calls as well, but is not shown.
- */
+/** Inside a tenant, the tenant's own list; its reseller's also applies to its calls but is not shown. */
 export class DoNotCallRepository extends OrgResourceRepository<typeof doNotCallShape.columns, 'phone_number'> {
   constructor(db: DataSource) {
     super(db, {

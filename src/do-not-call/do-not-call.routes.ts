@@ -5,11 +5,7 @@ import type { OrgResourceService } from '../orgs/org-resource.service.js';
 import type { doNotCallShape } from './do-not-call.repository.js';
 import { createDoNotCallSchema, doNotCallEntrySchema, doNotCallIdParams, listDoNotCallQuery, type CreateDoNotCallInput } from './do-not-call.schemas.js';
 
-/**
- * `/v1/do-not-call` (CONTRACT.md §4): add, list and remove numbers; writes need `operate`. Inside
- * a tenant they manage the tenant's own list. Entries are never changed (no PATCH), and CONTRACT
- * names no read of one entry.
- */
+/** `/v1/do-not-call` (CONTRACT.md §4): entries are never changed (no PATCH), and no single-entry read is named. */
 export function doNotCallRoutes(api: ApiRouter, service: OrgResourceService<typeof doNotCallShape.columns, 'phone_number'>): void {
   api
     .post<CreateDoNotCallInput>('/do-not-call', {

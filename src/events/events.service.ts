@@ -7,12 +7,8 @@ import type { EventsRepository, EventView } from './events.repository.js';
 import type { EventsQuery } from './events.schemas.js';
 
 /**
- * The events feed (CONTRACT.md §4): the acting organization's events, call events and
- * operational ones, newest first, for EVENT_RETENTION_DAYS. Inside a tenant, the tenant's; a
- * reseller's own feed holds its own events only (its tenants' calls are theirs). A receiver
- * that was down reads what it missed here, without any delivery being retried. Every read is
- * bounded to the retained days, so it reads only their partitions; an event by id alone is
- * looked for in each retained day, one primary-key probe per day.
+ * The events feed (CONTRACT.md §4): a receiver that was down reads what it missed, without retries.
+ * Reads are bounded to the retained days, so only their partitions; by id, one primary-key probe per day.
  */
 export class EventsService {
   constructor(private readonly events: EventsRepository) {}

@@ -1,26 +1,16 @@
 import type { DataSource } from 'typeorm';
 
-/**
- * How long maintenance waits for a lock: dropping a partition needs its parent table to
- * itself for an instant, and waiting queues every other statement on that table behind it.
- * Not had in time, the job fails and BullMQ retries it.
- */
+/** Dropping a partition takes the parent for an instant and queues every statement behind it; on timeout BullMQ retries. */
 const LOCK_TIMEOUT = '2s';
 
-/**
- * The partitions of the history tables (the HistoryPartitions migration's functions
- * `history_partitions_drop` and `history_partitions_create`), each call in a transaction of
- * its own that waits at most LOCK_TIMEOUT for its locks.
- */
+/** Each call in a transaction of its own, waiting at most LOCK_TIMEOUT for its locks. */
 export class HistoryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Drops `table`'s partitions entirely older than `days` days (and such rows of its DEFAULT partition); returns how many. */
   dropOlderThan(table: string, days: number): Promise<number> {
     return this.locked(`SELECT history_partitions_drop($1, now() - $2 * interval '1 day') AS n`, [table, days]);
   }
 
-  /** Makes every missing day's partition of `table` from `days` days back to `ahead` days ahead; returns how many. */
   createDays(table: string, days: number, ahead: number): Promise<number> {
     return this.locked(
       `SELECT history_partitions_create($1, ((now() - $2 * interval '1 day') AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + $3::int) AS n`,

@@ -33,7 +33,6 @@ function typeOf(schema: Json): string {
   return text;
 }
 
-/** Table rows for an object's fields, nested objects as `parent.child`. */
 function fieldRows(schema: Json, prefix = ''): string[] {
   const required: string[] = schema.required ?? [];
   const rows: string[] = [];
@@ -44,7 +43,6 @@ function fieldRows(schema: Json, prefix = ''): string[] {
   return rows;
 }
 
-/** A schema as a field table, or in a line when it is a reference or has no fields. */
 function schemaMarkdown(schema: Json): string[] {
   if (!schema.properties || schema.$ref) return [`${typeOf(schema)}${schema.additionalProperties === true ? ' (any fields)' : ''}`, ''];
   const lines = ['| Field | Type | Required | Notes |', '|---|---|---|---|', ...fieldRows(schema), ''];
@@ -54,7 +52,6 @@ function schemaMarkdown(schema: Json): string[] {
   return lines;
 }
 
-/** One operation of the document, as Markdown. */
 function operationMarkdown(path: string, method: string, operation: Json, document: Json): string[] {
   const lines = [`### ${method.toUpperCase()} ${path}`, '', `**${operation.summary}**`, '', operation.description, ''];
   const params = (operation.parameters ?? []).map((p: Json) => (p.$ref ? document.components.parameters[refName(p.$ref)] : p));
@@ -78,7 +75,6 @@ function operationMarkdown(path: string, method: string, operation: Json, docume
   return lines;
 }
 
-/** The document rendered for reading: every operation by tag, then the named schemas. */
 export function apiReferenceMarkdown(document: Json): string {
   const lines = [
     '# Ringlane API reference',

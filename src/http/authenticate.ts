@@ -6,10 +6,7 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../lib/errors.
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
 
-/**
- * Every `/v1` request: resolves `Authorization: Bearer <API key | session token>` and
- * `X-Tenant-Id` into `res.locals.actor`, or answers 401 / 403 / 404.
- */
+/** Resolves `Authorization: Bearer <API key | session token>` and `X-Tenant-Id` into `res.locals.actor`. */
 export function authenticate(store: CredentialStore): RequestHandler {
   return async (req, res, next) => {
     const token = BEARER.exec(req.get('authorization') ?? '')?.[1];
@@ -34,8 +31,8 @@ export function authenticate(store: CredentialStore): RequestHandler {
       }
       const tenant = await store.findTenant(actor.ownerOrg.id, tenantId);
       if (!tenant) throw new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
-      // Reseller access is the operator's to give and take: once taken, the account's own
-      // tenants are out of reach too. (Any other id stays 404, as SPEC.md §4.1 rule 1 says.)
+      // Reseller access is the operator's to take away, and with it the account's own tenants.
+      // (Any other id stays 404: SPEC.md §4.1 rule 1.)
       if (!actor.ownerOrg.isReseller) throw new ForbiddenError('not_a_reseller', 'Reseller access is not enabled on this account.');
       actor.org = tenant;
     }

@@ -17,7 +17,6 @@ export interface Context<B, Q, P> {
 }
 
 interface Common<B, Q, P> {
-  /** One line for the API reference (the OpenAPI document's `summary`). */
   summary: string;
   /** `forbidden`: the area is closed inside a tenant (SPEC.md §4.1 rule 2). Default `allowed`. */
   tenant?: 'allowed' | 'forbidden';
@@ -25,11 +24,8 @@ interface Common<B, Q, P> {
   guard?: (actor: Actor) => void;
   query?: Joi.Schema;
   params?: Joi.Schema;
-  /** Success status; a handler returning `undefined` answers 204. */
   status?: number;
-  /** The body the handler returns (its shape in the OpenAPI document); none for 204. */
   response?: Joi.Schema;
-  /** Error codes the handler's service may answer, beyond those every route can. */
   errors?: RouteErrors;
   handler: (ctx: Context<B, Q, P>) => Promise<unknown>;
 }
@@ -37,7 +33,6 @@ interface Common<B, Q, P> {
 /** Reads need no capability (SPEC.md §5 rule 3). */
 export type ReadEndpoint<Q, P> = Common<never, Q, P>;
 
-/** Every write declares the capability it needs, and its body schema. */
 export interface WriteEndpoint<B, Q, P> extends Common<B, Q, P> {
   capability: Capability;
   body?: Joi.Schema;
@@ -48,13 +43,9 @@ const EMPTY = Joi.object({});
 const closedToTenants = () =>
   new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
 
-/**
- * Declarative `/v1` routes: each endpoint states its capability, tenant rule and schemas,
- * and the checks run here, the same way for every route, before its handler.
- */
+/** Declarative `/v1` routes: each states its capability, tenant rule and schemas, checked here alike for all. */
 export class ApiRouter {
   readonly router = Router();
-  /** Every route with its schemas, paths relative to where `router` is mounted. */
   readonly routes: RouteDoc[] = [];
 
   constructor(private readonly idempotent: IdempotentRequests) {}

@@ -1,20 +1,12 @@
 import type { RequestHandler } from 'express';
 import { InvalidRequestError } from '../lib/errors.js';
 
-/**
- * How deeply a JSON body may nest. Free-form fields (contact `metadata`, `extra_payload`)
- * need a few levels; thousands would exhaust the stack of every recursive reader after us
- * (joi, JSON.stringify, Postgres' jsonb parser).
- */
+/** Free-form fields need a few levels; thousands would exhaust the stack of joi, JSON.stringify or jsonb. */
 export const MAX_JSON_DEPTH = 32;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/**
- * Why a key cannot be taken: what text cannot hold, and `__proto__`, which JSON.parse keeps as
- * an own key but which every plain object reader in JavaScript (spread, joi, assignment)
- * treats as the prototype: it is never data, and sometimes an attack (prototype pollution).
- */
+/** Also `__proto__`: JSON.parse keeps it as an own key, but spread, joi and assignment treat it as the prototype. */
 function keyProblem(key: string): string | null {
   if (key === '__proto__') return 'must not be "__proto__"';
   return textProblem(key);
@@ -27,15 +19,9 @@ function textProblem(text: string): string | null {
   return null;
 }
 
-/** A path segment as it can be shown: the characters it was refused for, escaped. */
 const printable = (key: string) => key.replace(/[\u0000\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-/**
- * The first part of a parsed request input that no route can take, as an error detail named
- * as `validate` names them (`metadata.a.b`; `body` or `query` for the whole), or null. Walks
- * with an explicit stack, so a body nested a million levels deep is inspected (and refused)
- * without recursion.
- */
+/** The first part no route can take, named as `validate` names paths; an explicit stack refuses a million-deep body without recursion. */
 export function unreadableInput(input: unknown, root: 'body' | 'query'): { path: string; message: string } | null {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: input, path: root, depth: 0 }];
   while (stack.length > 0) {
@@ -56,11 +42,7 @@ export function unreadableInput(input: unknown, root: 'body' | 'query'): { path:
   return null;
 }
 
-/**
- * Refuses, with 400 `invalid_request` naming the place, a body or query that holds what
- * Postgres cannot store or what would overflow a recursive reader, before any route sees it.
- * Path parameters are ids, checked by their own pattern (`idParams`).
- */
+/** 400 `invalid_request` for input Postgres cannot store or that would overflow a recursive reader. */
 export const refuseUnreadableInput: RequestHandler = (req, _res, next) => {
   const problem = unreadableInput(req.body, 'body') ?? unreadableInput(req.query, 'query');
   if (problem) throw new InvalidRequestError(`The request cannot be accepted: ${problem.message}.`, [problem]);

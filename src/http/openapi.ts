@@ -12,7 +12,7 @@ const isIdempotent = (route: RouteDoc) => route.method === 'post' && route.calle
 // joi-to-json's types declare a named `parse`; at run time the CommonJS module is that function.
 const parse = joiToJson as unknown as typeof joiToJson.parse;
 
-/** CONTRACT.md §2: the one shape of every error body, with the members some codes add. */
+/** CONTRACT.md §2: the shape of every error body. */
 const errorSchema = Joi.object({
   error: Joi.object({
     code: Joi.string().required().description('What went wrong, such as `invalid_request` or `contact_not_found`.'),
@@ -49,10 +49,7 @@ const TITLES: Record<number, string> = {
   503: 'Service unavailable',
 };
 
-/**
- * joi-to-json 5 writes a `.pattern(/re/, schema)` both as `patternProperties` and as a
- * property literally named `/re/`; the second is not in the API.
- */
+/** joi-to-json 5 writes `.pattern(/re/, schema)` also as a property named `/re/`, which is not in the API. */
 function dropPatternNames(schema: unknown): void {
   if (typeof schema !== 'object' || schema === null) return;
   const node = schema as JsonSchema;
@@ -60,7 +57,6 @@ function dropPatternNames(schema: unknown): void {
   for (const value of Object.values(node)) dropPatternNames(value);
 }
 
-/** Converts a Joi schema to OpenAPI 3.1 (JSON Schema 2020-12), collecting named schemas in `components`. */
 function toJsonSchema(schema: Joi.Schema, components: Record<string, JsonSchema>): JsonSchema {
   const { schemas, ...converted } = parse(schema, 'open-api-3.1');
   dropPatternNames(converted);
@@ -72,10 +68,7 @@ function toJsonSchema(schema: Joi.Schema, components: Record<string, JsonSchema>
 /** `/v1/contacts/:id` → `/v1/contacts/{id}`. */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
-/**
- * The error codes a route can answer, by status: those every route of its kind can (from its
- * caller, input, capability, tenant rule and method) and those its service adds.
- */
+/** A route's error codes by status: those its kind of route always can, plus its service's. */
 export function errorCodes(route: RouteDoc): Map<number, string[]> {
   const codes = new Map<number, string[]>();
   const add = (status: number, ...more: readonly string[]) => codes.set(status, [...new Set([...(codes.get(status) ?? []), ...more])]);
@@ -144,7 +137,6 @@ function responses(route: RouteDoc, components: Record<string, JsonSchema>): Jso
     all[status] = {
       description: `${TITLES[status]}: ${codes.map((code) => `\`${code}\``).join(', ')}.`,
       ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', minimum: 1 } } } } : {}),
-      // The Error schema, narrowed to the codes this route answers with this status.
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error', properties: { error: { properties: { code: { enum: codes } } } } } } },
     };
   }
@@ -162,10 +154,7 @@ const operationId = (route: RouteDoc) =>
 
 const tagOf = (route: RouteDoc) => route.path.split('/')[2];
 
-/**
- * The OpenAPI 3.1 document of the `/v1` API, built from the app's route table (`RinglaneApp.routes`):
- * each route's Joi schemas are both its validation and its documentation.
- */
+/** The `/v1` OpenAPI 3.1 document, built from the route table: Joi schemas are validation and documentation. */
 export function openApiDocument(routes: readonly RouteDoc[]): JsonSchema {
   const components: Record<string, JsonSchema> = {};
   const errorRef = toJsonSchema(errorSchema, components);
@@ -224,10 +213,7 @@ export function openApiDocument(routes: readonly RouteDoc[]): JsonSchema {
   };
 }
 
-/**
- * `GET /v1/openapi.json`: the document, without authentication. It changes only with a
- * deployment, so it is built once and may be cached for an hour.
- */
+/** `GET /v1/openapi.json`, unauthenticated; changes only with a deploy, so built once and cacheable for an hour. */
 export function openApiRoute(routes: readonly RouteDoc[]): RequestHandler {
   let document: JsonSchema | null = null;
   return (_req, res) => {

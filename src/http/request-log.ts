@@ -2,17 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { logger } from '../lib/logger.js';
 
-/**
- * The path as the client sent it, mount point included (`req.path` is relative to the router
- * that handles it: `POST /v1/calls` would read `/calls`), without the query string.
- */
+/** The path as sent, mount point included (`req.path` is router-relative), without the query. */
 export const requestPath = (req: Request): string => req.originalUrl.split('?', 1)[0];
 
 /**
- * Gives each request an id (the caller's `X-Request-Id`, else a UUID), echoes it in the
- * response, and logs one line per finished request: method, path, status, duration. Headers
- * are never logged, so no key or token can reach the logs. (pino-http serializes every
- * request eagerly, whatever the level; this costs a fraction of that on the hot path.)
+ * A request id (the caller's `X-Request-Id`, else a UUID), echoed, and one log line per finished
+ * request. Headers are never logged, so no key reaches the logs; pino-http serializes eagerly and costs more.
  */
 export function requestLog(): RequestHandler {
   const enabled = logger.isLevelEnabled('info');

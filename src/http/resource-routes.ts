@@ -9,7 +9,6 @@ import { idParams } from './schemas.js';
 
 /** What the standard routes of an organization's resource call: one method per route. */
 export interface ResourceService<C, U, Q extends PageParams, V> {
-  /** snake_case name: an unknown id is 404 `<resource>_not_found`. */
   readonly resource: string;
   create(actor: Actor, input: C): Promise<V>;
   list(actor: Actor, query: Q): Promise<Page<V>>;
@@ -19,24 +18,17 @@ export interface ResourceService<C, U, Q extends PageParams, V> {
 }
 
 export interface ResourceRoutesSpec<C, U, Q extends PageParams, V> {
-  /** The collection path, such as `/agents`; one resource is `<path>/:id`. */
   path: string;
-  /** The capability every write needs. */
   capability: Capability;
   service: ResourceService<C, U, Q, V>;
-  /** Request schemas, and `view`: the resource as every route answers it. */
+  /** `view`: the resource as every route answers it. */
   schemas: { create: Joi.Schema; update: Joi.Schema; list: Joi.Schema; view: Joi.Schema };
-  /** Error codes the service answers beyond the standard ones: on create and update, on delete. */
   errors?: { write?: RouteErrors; remove?: RouteErrors };
 }
 
-/** "an agent", "a contact": the resource's name in a summary. */
 const named = (resource: string) => `${/^[aeiou]/.test(resource) ? 'an' : 'a'} ${resource.replace(/_/g, ' ')}`;
 
-/**
- * The five routes of a resource an organization owns: `POST <path>` (201), `GET <path>`
- * (a list page), `GET`, `PATCH` and `DELETE <path>/:id` (204).
- */
+/** The five routes of an organization's resource: POST and GET `<path>`, GET/PATCH/DELETE `<path>/:id`. */
 export function resourceRoutes<C, U, Q extends PageParams, V>(api: ApiRouter, spec: ResourceRoutesSpec<C, U, Q, V>): void {
   const { path, capability, service, schemas, errors = {} } = spec;
   const one = `${path}/:id`;

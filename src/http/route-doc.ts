@@ -1,36 +1,23 @@
 import type Joi from 'joi';
 import type { Capability } from '../auth/capabilities.js';
 
-/**
- * Error codes a route answers beyond those every route of its kind can (see
- * `src/http/openapi.ts`), by HTTP status: what its service throws, such as
- * `{ 409: ['agent_in_use'] }`.
- */
+/** Codes a route answers beyond those of every route of its kind, by status: `{ 409: ['agent_in_use'] }`. */
 export type RouteErrors = Partial<Record<400 | 401 | 402 | 403 | 404 | 409 | 422 | 429, readonly string[]>>;
 
-/**
- * A route as the outside sees it: method, path, the schemas of its input and output, and who
- * may call it. The app lists every route it serves this way (`RinglaneApp.routes`): tests walk
- * all of them, and the OpenAPI document (`src/http/openapi.ts`) is built from them.
- */
+/** A route as the outside sees it; tests walk every one and the OpenAPI document is built from them. */
 export interface RouteDoc {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
-  /** Express path, such as `/v1/contacts/:id`. */
   path: string;
-  /** One line for the API reference. */
   summary: string;
   params?: Joi.Schema;
   query?: Joi.Schema;
   body?: Joi.Schema;
-  /** Success status; 204 has no body. */
   status: number;
   /** The success body; absent only for 204 (the OpenAPI document refuses a `/v1` route without one). */
   response?: Joi.Schema;
-  /** The capability a write needs (SPEC.md §5); reads need none. */
   capability?: Capability;
   /** `forbidden`: closed inside a tenant (SPEC.md §4.1 rule 2); only routes taking an API key have the rule. */
   tenant?: 'allowed' | 'forbidden';
-  /** Who may call: a member's API key or session token, the operator token, or anyone. */
   caller: 'member' | 'operator' | 'anyone';
   errors?: RouteErrors;
 }

@@ -1,10 +1,7 @@
 import type Joi from 'joi';
 import { AppError, InvalidRequestError } from '../lib/errors.js';
 
-/**
- * Validates `input` against a joi schema: unknown fields are refused, every problem is
- * listed in `details` with its path. Returns the converted value.
- */
+/** Refuses unknown fields and lists every problem in `details`; returns the converted value. */
 export function validate<T>(schema: Joi.Schema, input: unknown, where: 'body' | 'query' | 'params'): T {
   const { value, error } = schema.validate(input === undefined && where === 'body' ? {} : input, {
     abortEarly: false,

@@ -8,10 +8,7 @@ export class IdempotencyRecord {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   scope!: string;
 
-  /**
-   * The credential that sent the request (an API key's or a session's id, or `operator`): a
-   * record belongs to it alone, so no other credential can replay its response.
-   */
+  /** An API key's or session's id, or `operator`: no other credential can replay its response. */
   @PrimaryColumn({ type: 'varchar', length: 40 })
   credential!: string;
 

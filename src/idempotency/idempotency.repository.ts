@@ -20,18 +20,13 @@ const storedRecord = rowShape('idempotency_records', {
   response_sealed: column<string | null>(),
 });
 
-/** A stored record, as `find` reads it. */
 export type StoredRecord = RowOf<typeof storedRecord.columns>;
 
 /** Idempotency records (idempotency_records): one per acting organization, credential and key. */
 export class IdempotencyRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /**
-   * Reserves the key for a request with this fingerprint, in one INSERT ... ON CONFLICT
-   * (race-free across processes): true when it is this request's now (new, or a record past
-   * its retention, or one abandoned while running), false when another record holds it.
-   */
+  /** One INSERT ... ON CONFLICT: true when the key is now this request's (new, expired or abandoned), false when another holds it. */
   async claim(key: RecordKey, requestHash: string): Promise<boolean> {
     const claimed = await this.dataSource.query(
       `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash) VALUES ($1, $2, $3, $4)
@@ -45,7 +40,7 @@ export class IdempotencyRepository {
     return claimed.length > 0;
   }
 
-  /** The record holding the key, or null (purged meanwhile). */
+  /** Null when purged meanwhile. */
   async find(key: RecordKey): Promise<StoredRecord | null> {
     const [row] = await this.dataSource.query(`SELECT ${storedRecord.select()} FROM ${storedRecord.from()} WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
       key.scope,
@@ -55,7 +50,6 @@ export class IdempotencyRepository {
     return row ?? null;
   }
 
-  /** Stores the finished request's response. */
   async complete(key: RecordKey, responseStatus: number, responseSealed: string): Promise<void> {
     await this.dataSource.query(
       `UPDATE idempotency_records SET response_status = $4, response_sealed = $5 WHERE scope = $1 AND credential = $2 AND key_hash = $3`,
@@ -63,12 +57,10 @@ export class IdempotencyRepository {
     );
   }
 
-  /** Deletes the record: the key is free again. */
   async release(key: RecordKey): Promise<void> {
     await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [key.scope, key.credential, key.keyHash]);
   }
 
-  /** Deletes the records past their retention; returns how many. */
   async purgeExpired(): Promise<number> {
     const [, count] = await this.dataSource.query(`DELETE FROM idempotency_records WHERE created_at < now() - interval '${RETENTION}'`);
     return count;

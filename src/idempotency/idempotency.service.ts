@@ -17,21 +17,15 @@ export interface IdempotentRequest {
 
 export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResponse };
 
-/**
- * Whose record it is: the acting organization (the tenant when `X-Tenant-Id` is sent, or
- * `operator`) and the credential that sent the request (an API key's or a session's id).
- * Another credential's request with the same Idempotency-Key is a request of its own.
- */
+/** The acting organization (or `operator`) and the credential: another credential's same key is its own request. */
 export interface RecordOwner {
   scope: string;
   credential: string;
 }
 
 /**
- * What is stored for an Idempotency-Key: the key's SHA-256, an HMAC of the request and the
- * response sealed with AES-256-GCM, both keyed by a secret derived from the Idempotency-Key
- * itself. Responses may carry secrets (a new raw API key) and requests may carry passwords;
- * the database alone reveals neither: only a client holding the Idempotency-Key can replay.
+ * The Idempotency-Key's hash, an HMAC of the request and the AES-256-GCM-sealed response, keyed from the
+ * key itself: responses may hold secrets, so only a client holding the key can replay.
  */
 export class RecordSecrets {
   readonly keyHash: string;
@@ -71,13 +65,9 @@ export function checkKey(key: string): void {
   }
 }
 
-/** The record's key: its owner and the Idempotency-Key's hash. */
 const recordKey = (owner: RecordOwner, secrets: RecordSecrets): RecordKey => ({ scope: owner.scope, credential: owner.credential, keyHash: secrets.keyHash });
 
-/**
- * Idempotency records in Postgres. `claim` either reserves the key for this request
- * (race-free across processes: see `IdempotencyRepository.claim`) or returns what to do instead.
- */
+/** `claim` reserves the key for this request (race-free across processes) or says what to do instead. */
 export class IdempotencyService {
   constructor(private readonly repository: IdempotencyRepository) {}
 
@@ -106,7 +96,7 @@ export class IdempotencyService {
     await this.repository.release(recordKey(owner, secrets));
   }
 
-  /** Deletes records past their 24 hours (the maintenance worker); returns how many. */
+  /** The maintenance worker's purge; returns how many. */
   purgeExpired(): Promise<number> {
     return this.repository.purgeExpired();
   }

@@ -11,14 +11,9 @@ export function sendOutcome(res: Response, outcome: StoredResponse): void {
 const succeeded = (status: number) => status >= 200 && status < 300;
 
 /**
- * `Idempotency-Key` on a POST (CONTRACT.md §2, narrowed by issue 9): runs `work` once per
- * key and credential, and replays its outcome with `Idempotent-Replayed: true`.
- *
- * Only successes are stored. An error left nothing written (every write is one transaction),
- * so running the request again is safe, and storing it would be harmful: a replayed 429 lacks
- * its Retry-After and burns the key for 24 hours, a replayed 402 outlives the top-up that
- * fixed it. Answers given before the work starts (401, 403, 400, 409 in use, 422 reused)
- * never claim the key at all: the caller validates and authorizes first.
+ * Runs `work` once per `Idempotency-Key` and credential; replays with `Idempotent-Replayed: true`.
+ * Only successes are stored: an error wrote nothing (one transaction), and a replayed 429 or 402 would
+ * outlive its cause. Validation and authorization come first, so those answers never claim the key.
  */
 export class IdempotentRequests {
   constructor(private readonly service: IdempotencyService) {}
@@ -44,10 +39,7 @@ export class IdempotentRequests {
     sendOutcome(res, outcome);
   }
 
-  /**
-   * The work is done whatever happens to its record: the response goes out even when the
-   * record cannot be written (a record left claimed frees itself after a few minutes).
-   */
+  /** The response goes out even when its record cannot be written (a claimed record frees itself in minutes). */
   private async settle(write: Promise<void>): Promise<void> {
     try {
       await write;

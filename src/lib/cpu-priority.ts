@@ -1,13 +1,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { logger } from './logger.js';
 
-/**
- * Lowers this process's CPU priority to `nice` (0..19; never raises it, which would need
- * privilege). For the processes that take in new work (`web`, `calls`): when every process
- * shares one machine and the CPU is full, the scheduler then serves the delivery path first,
- * so committed events drain instead of piling up. Their throughput is bound by Postgres, whose
- * backends keep their priority; on a machine of its own a process is unaffected.
- */
+/** Never raises it (that needs privilege); on a shared, saturated machine the delivery path is then served first. */
 export function lowerCpuPriority(nice: number): void {
   if (nice <= getPriority()) return;
   try {

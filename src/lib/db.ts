@@ -5,10 +5,7 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { config } from '../config.js';
 import { logger } from './logger.js';
 
-/**
- * How this process's connections appear in pg_stat_activity: `ringlane <entry file> <pid>`
- * (`ringlane relay 4242`), so an operator can tell which process holds which connection.
- */
+/** This process's name in pg_stat_activity, `ringlane <entry file> <pid>`, to tell who holds a connection. */
 export const applicationName = `ringlane ${path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '')} ${process.pid}`;
 
 /** Builds a DataSource mapping `entities`, with `migrations`; the schema always comes from migrations, never `synchronize`. */
@@ -22,24 +19,19 @@ export function createDataSource(url: string, { entities = [], migrations = [] }
     migrationsRun: false,
     applicationName,
     extra: { max: config.databasePoolSize },
-    // An idle pooled connection the server closed (restart, failover, pg_terminate_backend) is
-    // dropped by the pool, which opens a new one when needed; TypeORM's own handler logs this
-    // through its logger, which is off, so it is said here.
+    // The pool replaces an idle connection the server closed; TypeORM's logger is off, so say it here.
     poolErrorHandler: (err: Error) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'),
   });
 }
 
-/**
- * A pg pool of the process's own, for a hot path that owns its SQL (named statements, one
- * round trip each) instead of going through TypeORM.
- */
+/** A pg pool of its own, for a hot path with its own SQL (named statements, one round trip each). */
 export function createPool(max: number, url = config.databaseUrl): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'));
   return pool;
 }
 
-/** Resolves when Postgres answers a trivial query (the readiness probe); rejects when it does not. */
+/** The readiness probe: resolves when Postgres answers a trivial query. */
 export async function pingDatabase(dataSource: DataSource): Promise<void> {
   await dataSource.query('SELECT 1');
 }

@@ -1,13 +1,9 @@
-/**
- * The error hierarchy. Every error a request can end with is an AppError carrying its
- * HTTP status and CONTRACT.md code; one middleware (src/http/error-handler.ts) renders them.
- */
+/** An error a request can end with: its HTTP status and CONTRACT.md code, rendered by src/http/error-handler.ts. */
 export class AppError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    /** Extra members of the error object, beside code and message. */
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);

@@ -14,13 +14,10 @@ export function randomToken(length: number): string {
   return out;
 }
 
-/**
- * What an id can look like (CONTRACT.md §2 "Ids"): a type prefix, `_`, letters and digits;
- * at most 40 characters. Anything else names nothing.
- */
+/** What an id can look like (CONTRACT.md §2 "Ids"); anything else names nothing. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
 
-/** Opaque id with a type prefix (CONTRACT.md §2 "Ids"), e.g. `newId('key')` → `key_3fZ...`. */
+/** An opaque id with a type prefix: `newId('key')` → `key_3fZ...`. */
 export function newId(prefix: string): string {
   return `${prefix}_${randomToken(22)}`;
 }

@@ -1,21 +1,14 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { config } from '../config.js';
 
-/**
- * Field names whose values are never written, at any depth: secrets, passwords, tokens,
- * credentials, and keys (`key`, `api_key`, `apiKey`, `idempotency-key`; not `key_id` or `monkey`).
- */
+/** Censored at any depth: `key`, `api_key`, `apiKey`, `idempotency-key` are keys; `key_id` and `monkey` are not. */
 const SECRET_WORD = /secret|password|passwd|token|authorization|cookie|credential|signature|(^|[_-])keys?$/;
 const isSecretName = (name: string) => SECRET_WORD.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase());
 const CENSOR = '[redacted]';
-/** Deeper than this, a logged object is cut (nothing we log nests this deep; a cycle would). */
+/** Deeper than this a logged object is cut: only a cycle nests this deep. */
 const MAX_DEPTH = 8;
 
-/**
- * A copy of `value` with every field named like a secret censored, whatever its depth, and
- * every error reduced by `serializeError`. pino's own `redact` needs every path spelled out
- * and has no "any depth" wildcard.
- */
+/** Secret-named fields censored at any depth, errors reduced (pino's `redact` has no any-depth wildcard). */
 export function redactSecrets(value: unknown, depth = 0): unknown {
   if (value instanceof Error) return redactSecrets(serializeError(value), depth);
   if (value === null || typeof value !== 'object') return value;
@@ -27,8 +20,7 @@ export function redactSecrets(value: unknown, depth = 0): unknown {
 }
 
 /**
- * What an error says in a log line: its type, message, stack, code (a Postgres SQLSTATE, a
- * system error code) and cause. Nothing else: a TypeORM QueryFailedError carries the query's
+ * An error's type, message, stack, code and cause only: a QueryFailedError carries the query's
  * parameters (webhook secrets, contact metadata), a got HTTPError its request's headers.
  */
 export function serializeError(err: unknown, depth = 0): unknown {
@@ -44,13 +36,12 @@ export function serializeError(err: unknown, depth = 0): unknown {
   return out;
 }
 
-/** A logger writing to `destination` (standard output by default); tests capture it this way. */
+/** A logger writing to `destination` (stdout by default; tests capture it). */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
-      // pino applies this before its serializers, so errors are reduced here (see redactSecrets)
-      // and its own error serializer, which would see plain objects, is left out.
+      // pino applies this before its serializers: errors are reduced in redactSecrets, not by pino.
       serializers: { err: (err: unknown) => err },
       formatters: { log: (object) => redactSecrets(object) as Record<string, unknown> },
     },
@@ -58,8 +49,5 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
-/**
- * The process logger. Nothing secret reaches it: errors keep only what `serializeError`
- * keeps, and fields named like secrets are censored at any depth.
- */
+/** The process logger; secrets never reach it (see redactSecrets). */
 export const logger = createLogger(config.logLevel);

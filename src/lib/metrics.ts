@@ -1,10 +1,9 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { redisKey, type RedisClient } from './redis.js';
 
-// Service-wide metrics live in Redis, so that every worker process adds to the same counters
-// and the API's `/metrics` shows the whole service; process metrics come from prom-client.
+// Service-wide metrics live in Redis so `/metrics` shows every process's counters.
 
-// One hash tag for both: a flush adds to them in one transaction, which a cluster allows in one slot only.
+// One hash tag for both: a flush writes them in one transaction, which a cluster allows in one slot only.
 const ATTEMPTS = () => redisKey('metrics', 'webhooks', 'attempts');
 const LATENCY = () => redisKey('metrics', 'webhooks', 'latency');
 export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
@@ -12,11 +11,7 @@ export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 export const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_' });
 
-/**
- * The webhook delivery metrics of one process, gathered in memory and added to the figures in
- * Redis once a second in one round trip (not two writes per delivery). What a process gathered
- * in its last second is lost if it is killed; counters are for dashboards, not for billing.
- */
+/** Added to Redis once a second in one round trip; a killed process loses its last second (dashboards, not billing). */
 export class WebhookMetrics {
   private attempts = new Map<string, number>();
   private latency = new Map<string, number>();
@@ -32,7 +27,6 @@ export class WebhookMetrics {
     this.schedule();
   }
 
-  /** Observes the time from a call event's commit to its first accepted delivery. */
   observeLatency(seconds: number): void {
     const bucket = `le_${LATENCY_BUCKETS.find((b) => seconds <= b) ?? '+Inf'}`;
     this.latency.set(bucket, (this.latency.get(bucket) ?? 0) + 1);
@@ -45,7 +39,7 @@ export class WebhookMetrics {
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
-  /** Adds what was gathered to Redis; kept for the next flush if Redis is away. */
+  /** Kept for the next flush if Redis is away. */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -71,7 +65,7 @@ export class WebhookMetrics {
   }
 }
 
-/** The Prometheus text of the whole service: the depths of `queues`, webhook attempts and latency, and this process. */
+/** Prometheus text for the whole service: queue depths, webhook attempts and latency, and this process. */
 export async function renderMetrics(redis: RedisClient, queues: readonly string[], jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
   const lines: string[] = [];
   lines.push('# HELP ringlane_queue_jobs Jobs in each BullMQ queue by state.', '# TYPE ringlane_queue_jobs gauge');

@@ -1,19 +1,15 @@
-/**
- * Money as integer micro-units (1 unit = 1,000,000 micros), formatted as decimal strings
- * with exactly six fractional digits (CONTRACT.md §2 "Money"). No floats anywhere.
- */
+/** Integer micros (1 unit = 1,000,000), shown with six decimals (CONTRACT.md §2 "Money"); never floats. */
 export type Micros = bigint;
 
 export const MICROS_PER_UNIT = 1_000_000n;
 
-// Bounds on every amount that comes in, so that no charge, balance or sum can overflow the
-// `bigint` columns (±9.2e18 micros). A call lasts at most 4 hours (calls.schemas.ts).
+// Input bounds keep every charge, balance and sum inside the bigint columns (±9.2e18 micros).
 
-/** The highest `per_minute` or `per_text` rate: 1,000.000000. One call's charge stays below 2.4e11 micros. */
+/** 1,000.000000 per minute or text: a call (at most 4 hours) stays below 2.4e11 micros. */
 export const MAX_RATE_MICROS = 1_000n * 1_000_000n;
-/** The largest single balance adjustment, credit or debit: 1,000,000,000.000000. */
+/** The largest single balance adjustment: 1,000,000,000.000000. */
 export const MAX_ADJUSTMENT_MICROS = 1_000_000_000n * 1_000_000n;
-/** A balance stays within ±1,000,000,000,000.000000 (1e18 micros), leaving room below the bigint limit. */
+/** Leaves room below the bigint limit. */
 export const MAX_BALANCE_MICROS = 1_000_000_000_000n * 1_000_000n;
 
 const DECIMAL = /^(-)?(\d{1,12})(?:\.(\d{1,6}))?$/;
@@ -36,10 +32,7 @@ export function formatMoney(micros: Micros): string {
   return `${negative ? '-' : ''}${whole}.${frac}`;
 }
 
-/**
- * The charge for a call: per started second at a per-minute rate, rounded up to the next
- * micro so that a fraction of a micro is never given away.
- */
+/** Per started second at a per-minute rate, rounded up so a fraction of a micro is never given away. */
 export function chargeForSeconds(seconds: number, perMinute: Micros): Micros {
   if (!Number.isInteger(seconds) || seconds < 0) throw new RangeError(`bad duration ${seconds}`);
   const product = BigInt(seconds) * perMinute;

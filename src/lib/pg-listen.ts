@@ -8,20 +8,13 @@ export interface Listener {
 export interface ListenOptions {
   /** Called after every reconnection: notifications sent while the connection was down are lost. */
   onReconnect?: () => void;
-  /** The connection's name in pg_stat_activity. */
   applicationName?: string;
   /** First and longest wait between reconnection attempts (doubling in between). */
   minDelayMs?: number;
   maxDelayMs?: number;
 }
 
-/**
- * A dedicated connection that LISTENs on `channel` and calls `onNotify` for every notification.
- * When the server drops it (restart, failover, pg_terminate_backend) it reconnects with backoff
- * and LISTENs again, for as long as it takes: a listener is only a wake-up, so whoever uses one
- * must also poll (the relay does) and loses nothing while it reconnects. The first connection
- * is awaited, so a server that is away at start fails the start.
- */
+/** Reconnects with backoff for as long as it takes; only a wake-up, so users also poll. The first connect is awaited (fail fast). */
 export async function listen(url: string, channel: string, onNotify: (payload: string) => void, options: ListenOptions = {}): Promise<Listener> {
   const { minDelayMs = 100, maxDelayMs = 5_000 } = options;
   let client: pg.Client | null = null;
@@ -29,9 +22,7 @@ export async function listen(url: string, channel: string, onNotify: (payload: s
   let cancelWait: (() => void) | null = null;
 
   const connect = async (): Promise<pg.Client> => {
-    // TCP keepalive: a server that vanishes without closing the socket (a failover that moves
-    // the address) is noticed in seconds, not after the kernel's two hours; and an attempt to
-    // reach one that does not answer gives up, so the next attempt can be made.
+    // Keepalive notices a server that vanished without closing the socket in seconds, not two hours.
     const next = new pg.Client({
       connectionString: url,
       application_name: options.applicationName,
@@ -39,8 +30,7 @@ export async function listen(url: string, channel: string, onNotify: (payload: s
       keepAliveInitialDelayMillis: 10_000,
       connectionTimeoutMillis: 10_000,
     });
-    // Without a listener an 'error' (e.g. "terminating connection due to administrator command")
-    // is thrown from the socket's event handler and ends the process; 'end' follows it.
+    // Without a listener, an 'error' on the socket would end the process.
     next.on('error', (err) => logger.warn({ err: err.message, channel }, 'LISTEN connection lost; reconnecting'));
     next.on('notification', (message) => onNotify(message.payload ?? ''));
     try {

@@ -3,11 +3,9 @@ import ipaddr from 'ipaddr.js';
 import { RateLimitedError } from './errors.js';
 import { needRedis, redisKey, type RedisClient } from './redis.js';
 
-// A sliding-window log per key in one sorted set, evaluated atomically in Redis with Redis's
-// own clock, so the limits hold across any number of API processes and their clock skew.
-// KEYS are the limits' sets, ARGV their (window, max) pairs and then the slot's member: a slot
-// is taken in every set or, when any is full, in none; the answer is {0, 0} or the wait in ms
-// until all have room and the (1-based) index of the limit that waits longest.
+// A sliding-window log per key, atomic in Redis on Redis's clock, so limits hold across processes.
+// KEYS: the limits' sets; ARGV: (window, max) pairs, then the member. A slot is taken in every set or
+// none; returns {0, 0}, or the wait in ms until all have room and the 1-based index of the longest wait.
 const SLIDING_WINDOW = `
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
@@ -42,19 +40,12 @@ export interface Reservation {
   release(): Promise<void>;
 }
 
-/**
- * Takes one slot of `limit` for `subject`, or throws 429 `rate_limited` with the seconds
- * until a slot frees up. The subject is the key's hash tag: subjects spread over a cluster.
- */
+/** Takes a slot of `limit` for `subject` or throws 429; the subject is the hash tag, so subjects spread over a cluster. */
 export function reserve(redis: RedisClient, limit: Limit, subject: string): Promise<Reservation> {
   return reserveAll(redis, subject, [[limit, subject]]);
 }
 
-/**
- * Takes one slot of every limit for its subject at once, or none: throws 429 `rate_limited`
- * with the seconds until every one has room. One script uses all their keys, so they share the
- * hash tag `tag` (on a cluster, a script's keys must be in one slot).
- */
+/** One slot of every limit or none (429); the keys share hash tag `tag`, as a script's keys must be in one cluster slot. */
 export async function reserveAll(redis: RedisClient, tag: string, slots: [limit: Limit, subject: string][]): Promise<Reservation> {
   const keys = slots.map(([limit, subject]) => redisKey('ratelimit', tag, limit.name, subject));
   const member = randomUUID();
@@ -70,11 +61,7 @@ export async function reserveAll(redis: RedisClient, tag: string, slots: [limit:
   return { release: () => needRedis(async () => void (await Promise.all(keys.map((key) => redis.zrem(key, member))))) };
 }
 
-/**
- * The subject of a per-client-address limit: an IPv4 address (IPv4-mapped IPv6 included), or
- * an IPv6 address's /64, since one subscriber usually holds a whole /64 and could otherwise
- * take a fresh address for every try.
- */
+/** IPv4, or an IPv6 /64: one subscriber usually holds a whole /64 and could take a fresh address per try. */
 export function clientAddressSubject(ip: string | undefined): string {
   if (!ip || !ipaddr.isValid(ip)) return 'unknown';
   const address = ipaddr.process(ip);

@@ -1,9 +1,6 @@
 import { logger } from './logger.js';
 
-/**
- * Runs `stop` once on SIGTERM or SIGINT, then exits: 0 when it finished, 1 when it failed or
- * took longer than `graceMs` (Heroku-style platforms SIGKILL after 30 s).
- */
+/** Runs `stop` once on SIGTERM/SIGINT, then exits 0, or 1 on failure or after `graceMs` (platforms SIGKILL at 30 s). */
 export function onShutdown(name: string, stop: () => Promise<void>, graceMs = 25_000): void {
   let stopping = false;
   const handle = (signal: NodeJS.Signals) => {

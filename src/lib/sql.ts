@@ -1,18 +1,15 @@
-/**
- * The few building blocks every repository's plain SQL shares: a row shape declared once (a
- * column map, from which the row type and the select list both derive), and one condition
- * builder for lists and filters (values are always bound parameters; SQL comes from code only).
- */
+// Shared SQL building blocks: a row shape declared once as a column map, and a condition builder
+// whose values are always bound parameters.
 
-/** A column of a row shape: its TypeScript type, and its SQL when that is not the column of the same name. */
+/** A column of a row shape: its TypeScript type, and its SQL when not the same-named column. */
 export interface Column<T> {
   /** An expression (e.g. a subquery) selected `AS` the column's name; null: the column itself. */
   readonly sql: string | null;
-  /** Phantom: never set; carries the type. */
+  /** Phantom: carries the type. */
   readonly type?: T;
 }
 
-/** A column of type `T`, or an expression `sql` (over the table's alias) selected under the column's name. */
+/** A column of type `T`, or an expression over the table's alias selected under the column's name. */
 export const column = <T>(sql: string | null = null): Column<T> => ({ sql });
 
 export type ColumnMap = Record<string, Column<unknown>>;
@@ -20,13 +17,10 @@ export type ColumnMap = Record<string, Column<unknown>>;
 /** The row a column map selects: each column with its declared type. */
 export type RowOf<M extends ColumnMap> = { [K in keyof M]: M[K] extends Column<infer T> ? T : never };
 
-/** The row as the API shows it: timestamps as ISO 8601 strings, everything else as it is. */
+/** Timestamps as ISO 8601 strings. */
 export type Presented<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] extends Date | null ? string | null : R[K] };
 
-/**
- * A value to write that is SQL from code (never input), e.g. computed from the row as it was;
- * each `?` in it stands for one of `values`, bound as a parameter (see `Where.bind`).
- */
+/** SQL from code (never input) to write as a value; each `?` binds one of `values` (see `Where.bind`). */
 export class SqlValue {
   constructor(
     readonly sql: string,
@@ -41,7 +35,6 @@ export class RowShape<M extends ColumnMap> {
     readonly columns: M,
   ) {}
 
-  /** The select list, every column qualified by `alias` when given. */
   select(alias?: string): string {
     const at = alias ? `${alias}.` : '';
     return Object.entries(this.columns)
@@ -49,7 +42,6 @@ export class RowShape<M extends ColumnMap> {
       .join(', ');
   }
 
-  /** `table alias`, for a FROM clause. */
   from(alias?: string): string {
     return alias ? `${this.table} ${alias}` : this.table;
   }
@@ -64,24 +56,19 @@ export function presentRow<R extends object>(row: R): Presented<R> {
   return out as Presented<R>;
 }
 
-/**
- * A condition built clause by clause, with its parameters numbered as they are added. Clauses
- * are SQL from code with `?` where the value goes; values are only ever bound parameters.
- */
+/** A condition built clause by clause; clauses are SQL from code, values only ever bound parameters. */
 export class Where {
   private readonly clauses: string[] = [];
   readonly params: unknown[] = [];
 
-  /** Adds `sql`, its `?`s each standing for one of `values` in order. */
   and(sql: string, ...values: unknown[]): this {
     this.clauses.push(this.bind(sql, values));
     return this;
   }
 
   /**
-   * `sql` with each `?` replaced by a new parameter holding the matching one of `values`. A count
-   * that differs is a defect in the calling code (a value left out, or SQL with a `?` of its own,
-   * such as jsonb's operator): it throws rather than bind `undefined` or shift every value.
+   * Replaces each `?` with a new parameter. A count mismatch is a defect (a value left out, or a `?` of
+   * SQL's own such as jsonb's operator): it throws rather than bind `undefined` or shift every value.
    */
   bind(sql: string, values: readonly unknown[]): string {
     const marks = sql.split('?').length - 1;
@@ -90,18 +77,16 @@ export class Where {
     return sql.replace(/\?/g, () => this.param(values[i++]));
   }
 
-  /** Adds `column = value`, unless `value` is undefined (a filter the request did not give). */
+  /** Skipped when `value` is undefined (a filter the request did not give). */
   equal(column: string, value: unknown): this {
     return value === undefined ? this : this.and(`${column} = ?`, value);
   }
 
-  /** Equality on each filter `query` gives: `filters` maps a query field to its column (from code). */
   matching(query: object, filters: Readonly<Record<string, string>>): this {
     for (const [field, col] of Object.entries(filters)) this.equal(col, (query as Record<string, unknown>)[field]);
     return this;
   }
 
-  /** `$n` of a new parameter holding `value`. */
   param(value: unknown): string {
     this.params.push(value);
     return `$${this.params.length}`;

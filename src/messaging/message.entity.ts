@@ -2,10 +2,7 @@ import { Column, Entity, Index } from 'typeorm';
 import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 import { OrgOwned } from '../orgs/org-owned.js';
 
-/**
- * A text the organization's agent sent (a booking confirmation after a positive call):
- * recorded and charged when its call ends, handed to the carrier by a job after that commits.
- */
+/** Recorded and charged when its call ends; handed to the carrier by a job after that commits. */
 @Entity('messages')
 @Index('messages_org_created_idx', ['orgId', 'createdAt', 'id'])
 /** The sweeper's: texts not sent yet, oldest first. */
@@ -35,7 +32,7 @@ export class Message extends OrgOwned {
   @Column({ name: 'billable_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   billableMicros!: bigint | null;
 
-  /** When the carrier accepted it; null until then. Not shown by the API (CONTRACT.md's message has no such field). */
+  /** Null until the carrier accepted it; not shown by the API. */
   @Column({ name: 'sent_at', ...TIMESTAMP, nullable: true })
   sentAt!: Date | null;
 }

@@ -4,7 +4,6 @@ import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Message } from './message.entity.js';
 
-/** A text as its list shows it, with its payer's currency. */
 const messageRow = rowShape('messages', {
   id: column<string>(),
   call_id: column<string | null>(),
@@ -18,7 +17,6 @@ const messageRow = rowShape('messages', {
 });
 export type MessageRow = RowOf<typeof messageRow.columns>;
 
-/** A text not sent yet, as the carrier needs it. */
 const unsentRow = rowShape('messages', {
   id: column<string>(),
   org_id: column<string>(),
@@ -28,7 +26,6 @@ const unsentRow = rowShape('messages', {
 });
 export type UnsentText = RowOf<typeof unsentRow.columns>;
 
-/** A text to record: the message row, before it is sent. */
 export interface NewText {
   orgId: string;
   payerOrgId: string;
@@ -37,43 +34,34 @@ export interface NewText {
   toNumber: string;
   body: string;
   chargeMicros: bigint;
-  /** A tenant's text: what the tenant owes at its resale `per_text`; null for any other. */
   billableMicros: bigint | null;
 }
 
-/**
- * The texts the organizations' agents send (`messages`). A text is recorded (and charged)
- * first, then sent by a job: `sent_at` is set once the carrier accepted it, and a text still
- * unsent is sent again by the sweeper.
- */
+/** Recorded (and charged) first, then sent by a job; an unsent text is sent again by the sweeper. */
 export class MessagesRepository {
   constructor(private readonly db: DataSource) {}
 
-  /** A page of the organization's texts, newest first; only the text of `call_id` when given. */
   list<T>(orgId: string, query: PageParams & { call_id?: string }, present: (row: MessageRow) => T): Promise<Page<T>> {
     const filters = where('org_id = ?', orgId).equal('call_id', query.call_id);
     return listPage(this.db, { select: messageRow.select(), from: messageRow.from(), where: filters }, query, present);
   }
 
-  /** Records a text, unsent, in the caller's transaction; returns its id. */
   async insert(em: EntityManager, text: NewText): Promise<string> {
     const id = newId('msg');
     await em.insert(Message, { id, ...text, sentAt: null });
     return id;
   }
 
-  /** The text `id` if it is not sent yet; null when it is (or does not exist). */
   async findUnsent(id: string): Promise<UnsentText | null> {
     const [row] = await this.db.query(`SELECT ${unsentRow.select()} FROM ${unsentRow.from()} WHERE id = $1 AND sent_at IS NULL`, [id]);
     return row ?? null;
   }
 
-  /** Records that the carrier accepted the text (once: a text sent already keeps its time). */
+  /** Once: a text sent already keeps its time. */
   async markSent(id: string): Promise<void> {
     await this.db.query('UPDATE messages SET sent_at = now(), updated_at = now() WHERE id = $1 AND sent_at IS NULL', [id]);
   }
 
-  /** Texts recorded more than `graceSeconds` ago and still not sent, oldest first, at most `limit`. */
   async unsentIds(graceSeconds: number, limit: number): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
       `SELECT id FROM messages WHERE sent_at IS NULL AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,

@@ -11,7 +11,6 @@ export interface MessageView {
   from: string;
   to: string;
   body: string;
-  /** What the paying organization was charged, in its currency. */
   charge: string;
   currency: string;
   created_at: string;

@@ -19,16 +19,11 @@ export class SmsSenderService {
     private readonly orgs: OrganizationsRepository,
   ) {}
 
-  /** `GET /v1/sms-sender`: the acting organization's own sending number, if set. */
   async read(actor: Actor): Promise<SmsSenderView> {
     return presentSender(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
-  /**
-   * Sets the acting organization's sending number, which must be one of its own numbers, or
-   * clears it. The number stays locked until commit, so releasing it concurrently either
-   * happens after (and clears the sender) or before (and this answers 400).
-   */
+  /** The number stays locked until commit, so a concurrent release comes after (clearing it) or before (400). */
   set(actor: Actor, input: SmsSenderView): Promise<SmsSenderView> {
     return this.db.transaction(async (em) => {
       if (input.phone_number !== null && !(await this.numbers.lockOwn(em, actor.org.id, input.phone_number))) {
@@ -40,7 +35,7 @@ export class SmsSenderService {
     });
   }
 
-  /** A number the organization released, in the releasing transaction: if it texted from it, it has no sending number now. */
+  /** In the releasing transaction: if the organization texted from it, it has no sending number now. */
   async numberReleased(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
     await this.orgs.clearSmsSender(em, orgId, phoneNumber);
   }

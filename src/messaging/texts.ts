@@ -7,19 +7,13 @@ import type { Organization } from '../orgs/organization.entity.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { MessagesRepository } from './messages.repository.js';
 
-/** A confirmation recorded in the ending transaction: the text to send after commit, and its charge. */
 export interface RecordedText {
   messageId: string;
   /** The ledger line of its `per_text` charge (none at a rate of zero), for the caller to append. */
   charge: LedgerLine | null;
 }
 
-/**
- * The confirmation an agent texts to the contact after a call ends `positive`. It is recorded
- * with its charge in the transaction that ends the call (the unique `call_id` makes a second
- * text for the same call impossible, and the charge commits with the call); the carrier is
- * called by a `send-text` job after commit, never inside the transaction.
- */
+/** Recorded with its charge in the ending transaction (unique `call_id`), sent by a `send-text` job after commit, never inside. */
 export class ConfirmationTexts {
   constructor(
     private readonly messages: MessagesRepository,
@@ -27,7 +21,6 @@ export class ConfirmationTexts {
     private readonly orgs: Pick<OrganizationsRepository, 'load'>,
   ) {}
 
-  /** Records the confirmation of an ended call, if it gets one, in the ending transaction `em`. */
   async record(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<RecordedText | null> {
     if (call.outcome !== 'positive' || org.disabled) return null;
     const from = await this.senderFor(em, org);
@@ -46,20 +39,14 @@ export class ConfirmationTexts {
     return { messageId, charge: textCharge({ id: messageId, orgId: org.id }, payer) };
   }
 
-  /**
-   * The number an organization's agent texts from (SPEC.md §4.2): its own sending number, else
-   * (for a tenant) its reseller's; null when neither is set, and then no text is sent.
-   */
+  /** Its own sending number, else a tenant's reseller's; null: no text is sent (SPEC.md §4.2). */
   private async senderFor(em: EntityManager, org: Organization): Promise<string | null> {
     if (org.smsSender) return org.smsSender;
     if (!org.parentId) return null;
     return (await this.orgs.load(em, org.parentId)).smsSender;
   }
 
-  /**
-   * Hands a recorded text to its organization's carrier and records that it was accepted. A
-   * text sent already is skipped, so a job run twice (or a sweep's re-run) sends it once.
-   */
+  /** A text sent already is skipped, so a job run twice (or re-run by the sweep) sends once. */
   async send(messageId: string): Promise<'sent' | 'already sent'> {
     const text = await this.messages.findUnsent(messageId);
     if (!text) return 'already sent';

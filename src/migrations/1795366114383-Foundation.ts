@@ -30,8 +30,7 @@ export class Foundation1795366114383 implements MigrationInterface {
         await queryRunner.query(`ALTER TABLE "ledger_entries" ADD CONSTRAINT "FK_669874d4c60e42ca3899ee25c16" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "ledger_entries" ADD CONSTRAINT "FK_3a3642d714a9d44426dc1ece1c9" FOREIGN KEY ("subject_org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
 
-        // The ledger is append-only, and an organization's balance is the sum of its entries:
-        // the database enforces both, whatever code writes to it.
+        // The database enforces an append-only ledger and balance = sum of entries, whatever code writes.
         await queryRunner.query(`CREATE FUNCTION ledger_entries_forbid_change() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN RAISE EXCEPTION 'ledger_entries is append-only'; END $$`);
         await queryRunner.query(`CREATE TRIGGER ledger_entries_append_only BEFORE UPDATE OR DELETE ON "ledger_entries"

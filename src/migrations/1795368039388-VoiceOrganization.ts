@@ -50,8 +50,8 @@ export class VoiceOrganization1795368039388 implements MigrationInterface {
         await queryRunner.query(`ALTER TABLE "calls" ADD CONSTRAINT "FK_a6ea3d36be4ff475c99583300ab" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "messages" ADD CONSTRAINT "FK_52f72a2dc840864bb905c4cbe1b" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
 
-        // The body of a call event (SPEC.md §6.1), defined once, here, so that every statement
-        // that changes a call writes its event from the very row it changed.
+        // The call event body (SPEC.md §6.1), defined once so every statement that changes a call writes
+        // its event from the very row it changed.
         await queryRunner.query(`CREATE FUNCTION iso_utc(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
             SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$`);
         await queryRunner.query(`CREATE FUNCTION call_event_payload(c calls, event text, occurred_at timestamptz) RETURNS jsonb

@@ -17,8 +17,7 @@ export class Webhooks1795370287462 implements MigrationInterface {
         await queryRunner.query(`ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
         await queryRunner.query(`ALTER TABLE "webhook_attempts" ADD CONSTRAINT "FK_0d56d91d61b827bb2079c256538" FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
 
-        // Wakes the webhook relay as soon as an event commits (it also polls, so a missed
-        // notification only delays).
+        // Wakes the relay as an event commits (it also polls: a missed notification only delays).
         await queryRunner.query(`CREATE FUNCTION call_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN PERFORM pg_notify('call_events', ''); RETURN NULL; END $$`);
         await queryRunner.query(`CREATE TRIGGER call_events_notify AFTER INSERT ON "call_events"

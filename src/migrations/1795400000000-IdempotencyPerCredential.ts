@@ -1,10 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Idempotency records belong to the credential that sent the request, not only to the
- * organization. Records made before this cannot say whose they were, so they are dropped
- * (they would replay to any credential of the organization, raw API keys included).
- */
+/** Records become the sending credential's; older ones cannot say whose, so they go (they would replay raw keys to any credential). */
 export class IdempotencyPerCredential1795400000000 implements MigrationInterface {
   name = 'IdempotencyPerCredential1795400000000';
 

@@ -1,10 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * The webhooks workers claim due deliveries per endpoint (one index probe each) instead of
- * walking all due deliveries in time order, where a long backlog of one endpoint slowed every
- * claim: the due index is keyed by endpoint first.
- */
+/** The due index is keyed by endpoint first: one probe per endpoint, so one endpoint's backlog no longer slows every claim. */
 export class DeliveryQueuePerEndpoint1795500000000 implements MigrationInterface {
   name = 'DeliveryQueuePerEndpoint1795500000000';
 

@@ -1,30 +1,9 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The history tables (`call_events`, `webhook_deliveries`, `webhook_attempts`) become
- * partitioned by day (UTC), so that retention drops whole days instead of deleting rows, and
- * queries that name a time range read only its days. A real upgrade: each table is renamed,
- * its partitioned successor created, every row copied, and the old table dropped, in this one
- * transaction.
- *
- * Postgres enforces a unique constraint only if it holds the partition key, so:
- * - the partition key of all three is the creation time of the event: `call_events.created_at`;
- *   a delivery's `created_at` is its event's (the relay copies it; rows copied here take it
- *   too), so `(event_id, endpoint_id, created_at)` is unique exactly when `(event_id,
- *   endpoint_id)` is: one delivery per event and endpoint still holds; an attempt carries its
- *   delivery's as `delivery_created_at`, so it lives, and is dropped, with its delivery;
- * - `(call_id, sequence)` is no longer a unique index: a sequence is unique by construction
- *   (each event is written by the statement that increments its call's `last_sequence`, under
- *   the call's row lock), and the index stays for lookups;
- * - attempts hold no foreign key to their delivery: a deliveries partition referenced by one
- *   could be dropped only after Postgres checked every attempt partition for references.
- *
- * Partitions are `<table>_pYYYYMMDD`, each one UTC day, made by `history_partitions_create`
- * (here, and hourly by the maintenance worker, days ahead) and dropped by
- * `history_partitions_drop`. Each table also has a DEFAULT partition (`<table>_default`): a
- * row for a day without a partition (the maintenance worker stopped for longer than the days
- * created ahead, a backfill of old rows) lands there instead of failing its insert, and is
- * moved into its day's partition when that is created.
+ * Partitions the history tables by UTC day of the event's `created_at` (retention drops days; ranges
+ * read only theirs), copying rows in this transaction. Unique keys must hold the partition key, and
+ * attempts keep no FK to deliveries: see docs/architecture.md#history-partitioned-by-day.
  */
 export class HistoryPartitions1795600000000 implements MigrationInterface {
   name = 'HistoryPartitions1795600000000';
@@ -86,7 +65,7 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
         RETURN dropped;
       END $$`);
 
-    // Partitions from the oldest row (or the default retention, 30 days, back) to a week ahead.
+    // From the oldest row (or 30 days back) to a week ahead.
     const partition = (table: string, old: string) =>
       queryRunner.query(`SELECT history_partitions_create('${table}',
           (least((SELECT min(created_at) FROM ${old}), now() - interval '30 days') AT TIME ZONE 'UTC')::date,
@@ -121,7 +100,7 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
     await queryRunner.query(`CREATE TABLE "webhook_deliveries_default" PARTITION OF "webhook_deliveries" DEFAULT`);
     await partition('webhook_deliveries', 'webhook_deliveries_unpartitioned');
-    // A delivery takes its event's created_at (a delivery whose event is gone keeps its own).
+    // A delivery takes its event's created_at (one whose event is gone keeps its own).
     await queryRunner.query(`INSERT INTO "webhook_deliveries" (id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count, next_attempt_at, last_response_status, created_at, updated_at)
       SELECT d.id, d.org_id, d.endpoint_id, d.event_id, d.call_id, d.event, d.sequence, d.status, d.attempt_count, d.next_attempt_at, d.last_response_status,
              COALESCE(ev.created_at, d.created_at), d.updated_at
@@ -166,7 +145,7 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
     await queryRunner.query(`CREATE UNIQUE INDEX "webhook_deliveries_event_endpoint_key" ON "webhook_deliveries"  ("event_id", "endpoint_id") `);
 
     await queryRunner.query(`CREATE TABLE "webhook_attempts" ("id" uuid NOT NULL, "delivery_id" character varying(40) NOT NULL, "attempted_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "response_status" integer, "duration_ms" integer NOT NULL, "error" character varying(500), "response_body" character varying(1024), CONSTRAINT "PK_2de7e7887ad97de459adab62638" PRIMARY KEY ("id"))`);
-    // Attempts of deliveries gone with their endpoint (no foreign key held them) are left behind.
+    // Attempts of deliveries gone with their endpoint (no FK held them) are left behind.
     await queryRunner.query(`INSERT INTO "webhook_attempts" SELECT a.id, a.delivery_id, a.attempted_at, a.response_status, a.duration_ms, a.error, a.response_body
       FROM "webhook_attempts_partitioned" a WHERE EXISTS (SELECT 1 FROM "webhook_deliveries" d WHERE d.id = a.delivery_id)`);
     await queryRunner.query(`CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts"  ("delivery_id", "attempted_at") `);

@@ -1,11 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * A confirmation text is recorded (and charged) when its call ends and handed to the carrier
- * by a job after that commits: `sent_at` records that the carrier accepted it, so a text whose
- * job was lost is sent by the calls sweeper. Texts recorded before were sent in their call's
- * ending transaction: they count as sent then.
- */
+/** `sent_at`: the carrier accepted the text, so the sweeper can send a text whose job was lost; existing texts count as sent. */
 export class TextsSentByJob1795731000000 implements MigrationInterface {
   name = 'TextsSentByJob1795731000000';
 

@@ -1,11 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue 13, items 1 and 3 (CONTRACT.md §4 "Webhook secret rotation", "Event types and endpoint
- * filters"): an endpoint keeps the secret it had before a rotation, write-only, signing beside
- * the new one until `previous_secret_expires_at`; and it may be paced to
- * `rate_limit_per_second`, with `paced_until` (the end of the last send slot handed out) kept
- * by the webhooks workers' claims.
+ * A rotated endpoint signs with its previous secret too until `previous_secret_expires_at`; pacing to
+ * `rate_limit_per_second` keeps `paced_until`, the end of the last send slot handed out.
  */
 export class WebhookRotationAndThrottle1795800000000 implements MigrationInterface {
   name = 'WebhookRotationAndThrottle1795800000000';

@@ -1,13 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The events feed and operational events (CONTRACT.md §4). Every event is a row of
- * `call_events` (the relay's outbox and the feed's source; the name is historical): an
- * operational event (`webhook_endpoint.disabled`, `tenant.*`, `balance.low`) has no call, so
- * `call_id` and `sequence` become nullable there and on `webhook_deliveries`, which copies them
- * from its event. Endpoints gain `event_types`; organizations the operator's
- * `low_balance_threshold` and whether `balance.low` was sent since the balance was last at or
- * above it.
+ * Operational events are `call_events` rows without a call, so `call_id` and `sequence` become nullable
+ * (also on deliveries, which copy them); endpoints gain `event_types`, organizations `balance.low` state.
  */
 export class EventsFeed1795810000000 implements MigrationInterface {
   name = 'EventsFeed1795810000000';
@@ -23,8 +18,8 @@ export class EventsFeed1795810000000 implements MigrationInterface {
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE "organizations" DROP COLUMN "low_balance_notified", DROP COLUMN "low_balance_threshold_micros"`);
     await queryRunner.query(`ALTER TABLE "webhook_endpoints" DROP COLUMN "event_types"`);
-    // Operational events (no call) cannot be kept without their new columns' freedom: they go,
-    // with their deliveries and those deliveries' attempts.
+    // Operational events (no call) cannot be kept without the new nullable columns: they go, with their
+    // deliveries and attempts.
     await queryRunner.query(
       `DELETE FROM "webhook_attempts" a USING "webhook_deliveries" d
         WHERE d.call_id IS NULL AND a.delivery_id = d.id AND a.delivery_created_at = d.created_at`,

@@ -1,11 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Do-not-call lists (CONTRACT.md §4): one entry per (organization, number), the unique index
- * being both the 409 `already_listed` and the engine's look-up of a number on a list; the list
- * pages through the (org_id, created_at, id) index like every other list. A campaign contact
- * skipped because its number is listed takes the state `skipped` (a varchar: no schema change).
- */
+/** The unique (org_id, phone_number) index is both the 409 `already_listed` and the engine's look-up. */
 export class DoNotCall1795820000000 implements MigrationInterface {
   name = 'DoNotCall1795820000000';
 
@@ -21,8 +16,7 @@ export class DoNotCall1795820000000 implements MigrationInterface {
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-    // The previous version knows no `skipped`: such contacts become `done` (their campaign can
-    // complete), never `pending`, which would call people who asked not to be called.
+    // Down: `skipped` becomes `done`, never `pending`, which would call people who asked not to be called.
     await queryRunner.query(`UPDATE "campaign_contacts" SET "state" = 'done' WHERE "state" = 'skipped'`);
     await queryRunner.query(`DROP TABLE "do_not_call_entries"`);
   }

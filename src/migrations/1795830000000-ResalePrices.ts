@@ -1,20 +1,9 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Resale prices (CONTRACT.md §4 "Resale prices"): what a reseller bills each tenant.
- *
- * - `organizations.resale_per_minute_micros` / `resale_per_text_micros`: a tenant's prices, set
- *   by its reseller (`PUT /v1/tenants/{id}/prices`); null: the reseller's own rates apply.
- * - `calls.billable_micros`, `messages.billable_micros`: what the tenant owes for the call or the
- *   text at the prices in force when the call ended; null for an organization that is no tenant.
- * - `usage_buckets.billable_calls_micros` / `billable_other_micros`: their hourly sums.
- *
- * Calls and texts of tenants recorded before had no resale prices, so the price in force was
- * the reseller's rate, the one their charge was taken at: their billable amount is their charge.
- * The buckets are rolled up again from the start (the watermark is removed), so the billable
- * sums of past hours are filled in by the usage worker's next run; reads are exact meanwhile,
- * from the source rows. Deploy with the code: a previous calls worker would end tenants' calls
- * without a billable amount, and a previous usage worker would bring the watermark back.
+ * Resale prices (CONTRACT.md §4). Existing tenant calls and texts were charged at the reseller's rate,
+ * so their billable amount is their charge; the watermark is removed so buckets roll up again.
+ * Deploy with the code: older workers would end calls without billable amounts and restore the watermark.
  */
 export class ResalePrices1795830000000 implements MigrationInterface {
   name = 'ResalePrices1795830000000';

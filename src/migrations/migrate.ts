@@ -4,12 +4,7 @@ import { migrations } from './index.js';
 
 const codeOf = (err: unknown) => (err as { code?: string }).code;
 
-/**
- * Creates the database named in `url` when the server has none by that name; says which.
- * It connects to that database first (no more than the service itself needs), and only when
- * the server answers that it does not exist connects to the `postgres` database to create it.
- * A role that may not create databases gets an error that says so and what to do.
- */
+/** Creates the database in `url` if missing (connecting to `postgres` only then); a role without CREATEDB is told what to do. */
 export async function ensureDatabase(url: string): Promise<'existed' | 'created'> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));

@@ -20,18 +20,13 @@ export type PhoneNumberView = Presented<PhoneNumberRow>;
 export const PHONE_NUMBER_TAKEN = 'phone_number_taken';
 
 /**
- * The number an organization's outbound call goes out from: the oldest of its numbers that
- * the call's agent answers (so a callback reaches the same agent), the id breaking a tie so
- * the answer stays the same while the numbers do; none when the agent answers none. An SQL
- * expression, because `POST /v1/calls` places a call in one statement (see
- * `CallsRepository.placeOutbound`, the one path that creates outbound calls).
- *
- * @param orgId, agentId SQL expressions for the organization's and the agent's ids.
+ * The oldest number the call's agent answers (a callback reaches the same agent; id breaks ties), or none.
+ * SQL, because `POST /v1/calls` places a call in one statement. `orgId`, `agentId` are SQL expressions.
  */
 export const outgoingNumberSql = (orgId: string, agentId: string) =>
   `(SELECT n.phone_number FROM phone_numbers n WHERE n.org_id = ${orgId} AND n.agent_id = ${agentId} ORDER BY n.created_at, n.id LIMIT 1)`;
 
-/** The organizations' phone numbers: the standard resource repository, and the reads calls and texts make. */
+/** The standard resource repository, plus the reads calls and texts make. */
 export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNumberRow.columns> {
   constructor(db: DataSource) {
     super(db, {
@@ -39,7 +34,6 @@ export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNu
       resource: 'phone_number',
       idPrefix: 'pn',
       conflicts: {
-        // A number belongs to one organization across the whole service.
         phone_numbers_number_key: () => new ConflictError(PHONE_NUMBER_TAKEN, 'This phone number is already in use.'),
       },
       // The agent was deleted between the check and the write.
@@ -47,15 +41,11 @@ export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNu
     });
   }
 
-  /** The number `phoneNumber` of whichever organization has it (an inbound call's), if any. */
   findByNumber(em: EntityManager, phoneNumber: string): Promise<PhoneNumber | null> {
     return em.findOneBy(PhoneNumber, { phoneNumber });
   }
 
-  /**
-   * Whether `phoneNumber` is one of the organization's own numbers. Inside the caller's
-   * transaction it also locks the number until commit, so it cannot be released meanwhile.
-   */
+  /** In the caller's transaction it also locks the number until commit, so it cannot be released meanwhile. */
   async lockOwn(em: EntityManager, orgId: string, phoneNumber: string): Promise<boolean> {
     const rows = await em.query('SELECT 1 FROM phone_numbers WHERE org_id = $1 AND phone_number = $2 FOR SHARE', [orgId, phoneNumber]);
     return rows.length > 0;

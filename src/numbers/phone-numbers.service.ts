@@ -17,7 +17,7 @@ export interface NumberCarriers {
   ofOrg(orgId: string): Promise<Pick<CarrierAdapter, 'provisionNumber'>>;
 }
 
-/** The organization's numbers, provisioned from its carrier; each may be answered by one of its agents. */
+/** The organization's numbers, provisioned from its carrier. */
 export class PhoneNumbersService implements ResourceService<ProvisionNumberInput, UpdateNumberInput, PageParams, PhoneNumberView> {
   readonly resource: string;
 
@@ -39,15 +39,11 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
     return this.numbers.read(actor.org.id, id);
   }
 
-  /** `agentId`, when set, must be one of the acting organization's agents (else 404 `agent_not_found`). */
   private async checkAgent(orgId: string, agentId: string | null | undefined): Promise<void> {
     if (agentId) await this.agents.findRow(this.db.manager, orgId, agentId);
   }
 
-  /**
-   * Provisions a number from the organization's carrier. A number asked for by the caller
-   * that is taken is 409 `phone_number_taken` at once; one the carrier picked is tried again.
-   */
+  /** A number the caller asked for that is taken is 409 at once; one the carrier picked is tried again. */
   async create(actor: Actor, input: ProvisionNumberInput): Promise<PhoneNumberView> {
     await this.checkAgent(actor.org.id, input.agent_id);
     const carrier = await this.carriers.ofOrg(actor.org.id);
@@ -63,7 +59,6 @@ export class PhoneNumbersService implements ResourceService<ProvisionNumberInput
     }
   }
 
-  /** Sets or clears the agent answering the number. */
   async update(actor: Actor, id: string, input: UpdateNumberInput): Promise<PhoneNumberView> {
     await this.numbers.findRow(this.db.manager, actor.org.id, id);
     await this.checkAgent(actor.org.id, input.agent_id);

@@ -3,11 +3,7 @@ import type { Capability } from '../auth/capabilities.js';
 import { TIMESTAMP } from '../lib/columns.js';
 import { OrgOwned } from './org-owned.js';
 
-/**
- * An invitation of a person, by email, to become a member of an organization with the
- * given capabilities. One per email within an organization: an expired invite is replaced
- * by a new one, a pending one is a conflict (see invites.service.ts).
- */
+/** One per email within an organization: an expired invite is replaced, a pending one conflicts. */
 @Entity('invites')
 @Index('invites_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('invites_org_email_key', ['orgId', 'email'], { unique: true })

@@ -3,7 +3,6 @@ import type { Capability } from '../auth/capabilities.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 
-/** An invite as the API shows it (with ISO times). */
 const INVITE = rowShape('invites', {
   id: column<string>(),
   email: column<string>(),
@@ -19,10 +18,8 @@ export class InvitesRepository {
   constructor(private readonly db: DataSource) {}
 
   /**
-   * Inserts an invite valid for `validity` (a Postgres interval), in one statement safe against
-   * a concurrent invite of the same email: the unique index on (org_id, email) lets only one
-   * insert win; an expired invite is replaced in place by the new one. Null when a pending
-   * invite of this email exists.
+   * One statement, safe against a concurrent invite of the same email: the unique (org_id, email) index
+   * lets one insert win, and an expired invite is replaced in place. Null when one is pending.
    */
   async insertUnlessPending(invite: { id: string; orgId: string; email: string; capabilities: Capability[] }, validity: string): Promise<InviteRow | null> {
     const [row] = await this.db.query(
@@ -38,7 +35,6 @@ export class InvitesRepository {
     return row ?? null;
   }
 
-  /** A page of the organization's invites, newest first, expired ones included. */
   list<V>(orgId: string, page: PageParams, present: (row: InviteRow) => V): Promise<Page<V>> {
     return listPage(this.db, { select: INVITE.select(), from: INVITE.from(), where: where('org_id = ?', orgId) }, page, present);
   }

@@ -3,10 +3,7 @@ import { pageOf } from '../http/pagination.js';
 import { createInviteSchema, type InviteInput, inviteSchema, type InvitesQuery, listInvitesQuery } from './invites.schemas.js';
 import type { InvitesService } from './invites.service.js';
 
-/**
- * `/v1/invites` (CONTRACT.md "Other areas: closed to tenants"): people invited to become
- * members of the organization; closed inside a tenant (SPEC.md §4.1 rule 2).
- */
+/** `/v1/invites`: closed inside a tenant (SPEC.md §4.1 rule 2). */
 export function inviteRoutes(api: ApiRouter, invites: InvitesService): void {
   api
     .post<InviteInput>('/invites', {

@@ -7,7 +7,6 @@ import { newId } from '../lib/ids.js';
 import type { InviteRow, InvitesRepository } from './invites.repository.js';
 import type { InviteInput } from './invites.schemas.js';
 
-/** How long an invite stays pending. */
 export const INVITE_VALIDITY = '7 days';
 
 export type InviteView = Presented<InviteRow>;
@@ -18,12 +17,7 @@ const inviteExists = () => new ConflictError('invite_exists', 'The organization 
 export class InvitesService {
   constructor(private readonly invites: InvitesRepository) {}
 
-  /**
-   * Invites a person to the acting organization. The capabilities granted are those requested
-   * that the caller holds itself (as for API keys: nobody hands out more than they have).
-   * An expired invite of the same email is replaced by the new one; a pending one is 409
-   * `invite_exists`.
-   */
+  /** Grants only requested capabilities the caller holds; an expired invite of the email is replaced, a pending one is 409. */
   async create(actor: Actor, input: InviteInput): Promise<InviteView> {
     const capabilities = intersect(input.capabilities, actor.capabilities);
     const row = await this.invites.insertUnlessPending({ id: newId('inv'), orgId: actor.org.id, email: input.email, capabilities }, INVITE_VALIDITY);
@@ -31,7 +25,6 @@ export class InvitesService {
     return presentRow(row);
   }
 
-  /** `GET /v1/invites`: the acting organization's invites, newest first, expired ones included. */
   list(actor: Actor, page: PageParams): Promise<Page<InviteView>> {
     return this.invites.list(actor.org.id, page, presentRow);
   }

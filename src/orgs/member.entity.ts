@@ -17,10 +17,7 @@ export class Member {
   @JoinColumn({ name: 'org_id' })
   org?: Relation<Organization>;
 
-  /**
-   * Stored lower-cased; unique across the service because sign-in is by email alone.
-   * Null for an organization's owner created by the operator, who works through API keys.
-   */
+  /** Lower-cased, unique service-wide (sign-in is by email alone); null for an operator-created owner. */
   @Index('members_email_key', { unique: true })
   @Column({ type: 'varchar', length: 254, nullable: true })
   email!: string | null;

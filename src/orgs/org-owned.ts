@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, JoinColumn, ManyToOne, PrimaryColumn, UpdateD
 import { TIMESTAMP } from '../lib/columns.js';
 import { Organization } from './organization.entity.js';
 
-/** The columns every organization-owned row has: its id, its organization, when it was made. */
+/** The columns every organization-owned row has. */
 export abstract class OrgOwnedRow {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id!: string;
@@ -18,7 +18,7 @@ export abstract class OrgOwnedRow {
   createdAt!: Date;
 }
 
-/** An organization-owned resource that changes: its row, and when it last changed. */
+/** An organization-owned resource that changes: `updated_at` too. */
 export abstract class OrgOwned extends OrgOwnedRow {
   @UpdateDateColumn({ name: 'updated_at', ...TIMESTAMP })
   updatedAt!: Date;

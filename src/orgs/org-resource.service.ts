@@ -4,11 +4,7 @@ import type { Page } from '../lib/pagination.js';
 import type { Presented, RowOf } from '../lib/sql.js';
 import type { Fields, OrgResourceColumns, OrgResourceRepository, ResourceQuery } from './org-resource.repository.js';
 
-/**
- * The standard routes of an organization-owned resource (see `resourceRoutes`) over its
- * repository: each acts on the acting organization's rows, and answers the row as the API
- * shows it.
- */
+/** The standard routes of an organization-owned resource, scoped to the acting organization's rows. */
 export class OrgResourceService<M extends OrgResourceColumns, F extends keyof M & string = never>
   implements ResourceService<Fields<RowOf<M>>, Fields<RowOf<M>>, ResourceQuery<M, F>, Presented<RowOf<M>>>
 {

@@ -2,10 +2,7 @@ import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, Primary
 
 import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
-/**
- * An organization: an ordinary customer, a reseller (`isReseller`), or a reseller's tenant
- * (`parentId` set). A tenant is a full organization paid for by its parent.
- */
+/** An ordinary customer, a reseller (`isReseller`), or a reseller's tenant (`parentId`), paid for by its parent. */
 @Entity('organizations')
 @Index('organizations_parent_created_idx', ['parentId', 'createdAt', 'id'])
 export class Organization {
@@ -24,7 +21,6 @@ export class Organization {
   @Column({ name: 'external_ref', type: 'varchar', length: 200, nullable: true })
   externalRef!: string | null;
 
-  /** The reseller that owns and pays for this organization, when it is a tenant. */
   @Column({ name: 'parent_id', type: 'varchar', length: 40, nullable: true })
   parentId!: string | null;
 
@@ -35,7 +31,6 @@ export class Organization {
   @Column({ name: 'is_reseller', type: 'boolean', default: false })
   isReseller!: boolean;
 
-  /** How many tenants a reseller may have. */
   @Column({ name: 'tenant_limit', type: 'integer', default: 10 })
   tenantLimit!: number;
 
@@ -52,10 +47,7 @@ export class Organization {
   @Column({ name: 'rate_per_text_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   ratePerTextMicros!: bigint;
 
-  /**
-   * A tenant's resale prices, set by its reseller (`PUT /v1/tenants/{id}/prices`): what the
-   * tenant is billed. Null: the reseller's own rates (see `resalePrices` in billing/charges.ts).
-   */
+  /** A tenant's resale prices, set by its reseller; null: the reseller's own rates (`resalePrices`). */
   @Column({ name: 'resale_per_minute_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   resalePerMinuteMicros!: bigint | null;
 
@@ -65,17 +57,11 @@ export class Organization {
   @Column({ type: 'char', length: 3, default: 'USD' })
   currency!: string;
 
-  /**
-   * The sum of this organization's ledger entries, kept in the same transaction as every
-   * entry so that reading a balance never scans the ledger. The ledger stays the truth.
-   */
+  /** The sum of the ledger, kept in every entry's transaction so a balance read never scans it; the ledger stays the truth. */
   @Column({ name: 'balance_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   balanceMicros!: bigint;
 
-  /**
-   * The operator's `low_balance_threshold`: `balance.low` is sent when the balance falls below
-   * it (null: never). The rule is the ledger's (`LedgerRepository.append`).
-   */
+  /** Below it, `balance.low` is sent (null: never); the rule is `LedgerRepository.append`'s. */
   @Column({ name: 'low_balance_threshold_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   lowBalanceThresholdMicros!: bigint | null;
 
@@ -90,15 +76,13 @@ export class Organization {
   @Column({ name: 'disabled_at', ...TIMESTAMP, nullable: true })
   disabledAt!: Date | null;
 
-  /** The organization's own number its agents text from (SPEC.md §4.2). */
   @Column({ name: 'sms_sender', type: 'varchar', length: 16, nullable: true })
   smsSender!: string | null;
 
-  /** The carrier connection; `simulator` is the one provider today. */
+  /** `simulator` is the one provider today. */
   @Column({ name: 'carrier_provider', type: 'varchar', length: 32, default: 'simulator' })
   carrierProvider!: string;
 
-  /** Public booking page settings (never for a tenant). */
   @Column({ name: 'booking_page_enabled', type: 'boolean', default: true })
   bookingPageEnabled!: boolean;
 
@@ -109,9 +93,5 @@ export class Organization {
   createdAt!: Date;
 }
 
-/**
- * Whether an organization is a tenant (a reseller's, paid for by it): the one test of it in code.
- * A tenant has no login, balance or operator settings of its own, and no public booking page
- * (SPEC.md §1). The repository's SQL says the same with `parent_id IS NOT NULL`.
- */
+/** The one test in code of "is a tenant" (SQL: `parent_id IS NOT NULL`): no login, balance or booking page of its own. */
 export const isTenant = (org: Pick<Organization, 'parentId'>): boolean => org.parentId !== null;

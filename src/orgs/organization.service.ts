@@ -25,12 +25,10 @@ export class OrganizationService {
     private readonly orgs: OrganizationsRepository,
   ) {}
 
-  /** `GET /v1/organization`. */
   async read(actor: Actor): Promise<OrganizationView> {
     return presentOrganization(await this.orgs.load(this.db.manager, actor.org.id));
   }
 
-  /** Renames the acting organization or moves it to another time zone. */
   async update(actor: Actor, input: SettingsChanges): Promise<OrganizationView> {
     return presentOrganization(await this.orgs.update(this.db.manager, actor.org.id, input));
   }

@@ -6,7 +6,6 @@ import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
 
-/** A tenant as the tenant endpoints show it (CONTRACT.md "Tenant"); other columns are not shown. */
 const TENANT = rowShape('organizations', {
   id: column<string>(),
   name: column<string>(),
@@ -19,10 +18,7 @@ const TENANT = rowShape('organizations', {
 
 export type TenantRow = RowOf<typeof TENANT.columns>;
 
-/**
- * The fields of an organization authorization decisions need (`OrgRef`): read here for a tenant,
- * and joined (as alias `o`) by the credentials' lookups.
- */
+/** What authorization decisions need (`OrgRef`); joined as `o` by the credentials' lookups. */
 export const ORG_REF = rowShape('organizations', {
   id: column<string>(),
   parent_id: column<string | null>(),
@@ -40,13 +36,12 @@ export const orgRefOf = (row: RowOf<typeof ORG_REF.columns>): OrgRef => ({
 /** "Is a tenant" in SQL (see `isTenant`). */
 const IS_TENANT = 'parent_id IS NOT NULL';
 
-/** The tenants of a reseller: the one spelling of "a tenant of". */
+/** The one spelling of "a tenant of". */
 const tenantsOf = (resellerId: string) => where('parent_id = ?', resellerId);
 
-/** The row of a new organization: its id and name; every other column has its default unless given. */
 export type NewOrganization = Pick<Organization, 'id' | 'name'> & Partial<Omit<Organization, 'parent' | 'createdAt'>>;
 
-/** Which columns an update may change (an organization's id, parent and creation never change). */
+/** An organization's id, parent and creation never change. */
 export type OrganizationChanges = Partial<Omit<Organization, 'id' | 'parentId' | 'parent' | 'createdAt'>>;
 
 /** How a read that precedes a write takes the row: `lock` holds it (FOR UPDATE) until the caller's transaction ends. */
@@ -56,46 +51,30 @@ export interface Locking {
 
 const lockOption = ({ lock = false }: Locking) => (lock ? { lock: { mode: 'pessimistic_write' as const } } : {});
 
-/**
- * The `organizations` table (ordinary organizations, resellers and their tenants: a tenant is a
- * row with a parent) and its `members`. The reads other domains make of an organization, and
- * their writes to one, belong here.
- */
+/** `organizations` (a tenant is a row with a parent) and `members`: other domains read and write them here. */
 export class OrganizationsRepository {
   constructor(private readonly db: DataSource) {}
 
-  /** The organization with this id, or null; `lock` holds its row until `em`'s transaction ends. */
   find(em: EntityManager, id: string, locking: Locking = {}): Promise<Organization | null> {
     return em.findOne(Organization, { where: { id }, ...lockOption(locking) });
   }
 
-  /**
-   * An organization known to exist: one a request's credential was resolved from (or, inside a
-   * tenant, its reseller's tenant), or a row's owner. Organizations are never deleted.
-   */
+  /** An organization known to exist (a credential's, or a row's owner); organizations are never deleted. */
   load(em: EntityManager, id: string, locking: Locking = {}): Promise<Organization> {
     return em.findOneOrFail(Organization, { where: { id }, ...lockOption(locking) });
   }
 
-  /** The organizations with these ids, by id (the missing ones left out). */
   async byIds(em: EntityManager, ids: string[]): Promise<Map<string, Organization>> {
     const orgs = await em.findBy(Organization, { id: In([...new Set(ids)]) });
     return new Map(orgs.map((o) => [o.id, o]));
   }
 
-  /**
-   * The organization with, for a tenant, its reseller as `parent` (none for any other); null when
-   * there is none. The engine reads it to admit each batch of calls: one statement (a `findOne`
-   * with a relation would run a DISTINCT query first, because of its implicit `take`).
-   */
+  /** One statement for batch admission: `findOne` with a relation would run a DISTINCT query first (its implicit `take`). */
   findWithParent(em: EntityManager, id: string): Promise<Organization | null> {
     return em.createQueryBuilder(Organization, 'o').leftJoinAndSelect('o.parent', 'parent').where('o.id = :id', { id }).getOne();
   }
 
-  /**
-   * Rows paid by organizations (calls, texts), each with its payer's currency, the one it is
-   * charged and shown in: a tenant's are paid by its reseller, in the reseller's currency.
-   */
+  /** Each row with its payer's currency, the one it is charged and shown in (a tenant's reseller's). */
   async withPayerCurrency<R extends { payer_org_id: string }>(rows: R[]): Promise<Array<R & { currency: string }>> {
     if (rows.length === 0) return [];
     const payers = await this.db.manager.find(Organization, { select: { id: true, currency: true }, where: { id: In([...new Set(rows.map((r) => r.payer_org_id))]) } });
@@ -103,7 +82,6 @@ export class OrganizationsRepository {
     return rows.map((row) => ({ ...row, currency: currencies.get(row.payer_org_id)! }));
   }
 
-  /** The paying organization of an organization: itself, or for a tenant its reseller (see `payerIdSql`). */
   payerOf(em: EntityManager, orgId: string): Promise<Organization> {
     return em
       .getRepository(Organization)
@@ -117,37 +95,29 @@ export class OrganizationsRepository {
     await em.insert(Organization, org);
   }
 
-  /** Changes columns of an organization and returns it as saved. */
   async update(em: EntityManager, id: string, changes: OrganizationChanges): Promise<Organization> {
     await em.update(Organization, { id }, changes);
     return this.load(em, id);
   }
 
-  /**
-   * Unsets the organization's sending number if it is `phoneNumber` (the number is going away):
-   * one condition, one statement, so a sender set to another number meanwhile stays.
-   */
+  /** Unsets the sender only if it is still `phoneNumber`, so a sender changed meanwhile stays. */
   async clearSmsSender(em: EntityManager, orgId: string, phoneNumber: string): Promise<void> {
     await em.update(Organization, { id: orgId, smsSender: phoneNumber }, { smsSender: null });
   }
 
-  // Tenants.
-
-  /** One of the reseller's tenants, or null (never saying whether the id exists elsewhere). */
+  /** Null also when the id is another organization's (never says it exists). */
   async findTenant(sql: Sql, resellerId: string, tenantId: string, { lock = false }: Locking = {}): Promise<TenantRow | null> {
     const condition = tenantsOf(resellerId).and('id = ?', tenantId);
     const [row] = await sql.query(`SELECT ${TENANT.select()} FROM ${TENANT.from()} WHERE ${condition}${lock ? ' FOR UPDATE' : ''}`, condition.params);
     return row ?? null;
   }
 
-  /** One of the reseller's tenants as authorization sees it (`X-Tenant-Id`), or null. */
   async findTenantRef(resellerId: string, tenantId: string): Promise<OrgRef | null> {
     const condition = tenantsOf(resellerId).and('id = ?', tenantId);
     const [row] = await this.db.query(`SELECT ${ORG_REF.select()} FROM ${ORG_REF.from()} WHERE ${condition}`, condition.params);
     return row ? orgRefOf(row) : null;
   }
 
-  /** A page of the reseller's tenants, newest first, by `external_ref` when given. */
   listTenants<V>(resellerId: string, query: PageParams & { external_ref?: string }, present: (row: TenantRow) => V): Promise<Page<V>> {
     const condition = tenantsOf(resellerId).equal('external_ref', query.external_ref);
     return listPage(this.db, { select: TENANT.select(), from: TENANT.from(), where: condition }, query, present);
@@ -159,32 +129,26 @@ export class OrganizationsRepository {
     return count;
   }
 
-  /** Whether a tenant is disabled, and since when; null when the id is not a tenant's. */
   async tenantState(tenantId: string): Promise<Pick<Organization, 'disabled' | 'disabledAt'> | null> {
     const [row] = await this.db.query(`SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND ${IS_TENANT}`, [tenantId]);
     return row ? { disabled: row.disabled, disabledAt: row.disabled_at } : null;
   }
 
-  /** Every disabled tenant. */
   async disabledTenantIds(): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM organizations WHERE disabled AND ${IS_TENANT}`);
     return rows.map((r) => r.id);
   }
 
-  // Members.
-
-  /** Inserts a member and returns it (without its password hash). */
   async insertMember(em: EntityManager, member: Pick<Member, 'id' | 'orgId' | 'email' | 'capabilities' | 'passwordHash'>): Promise<Member> {
     await em.insert(Member, member);
     return this.findMember(em, member.id);
   }
 
-  /** A member known to exist (a credential's), without its password hash. */
   findMember(em: EntityManager, id: string): Promise<Member> {
     return em.findOneByOrFail(Member, { id });
   }
 
-  /** The member with this email, with its password hash (sign-in is the one reader of it); null when there is none. */
+  /** With its password hash: sign-in is the one reader of it. */
   findMemberWithPassword(email: string): Promise<Member | null> {
     return this.db.getRepository(Member).createQueryBuilder('m').addSelect('m.passwordHash').where('m.email = :email', { email }).getOne();
   }

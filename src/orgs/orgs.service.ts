@@ -45,7 +45,6 @@ export interface UpdateOrgInput {
   low_balance_threshold?: Micros | null;
 }
 
-/** The operator's view of an organization. */
 export function presentOrgForOperator(org: Organization) {
   return {
     id: org.id,
@@ -74,7 +73,6 @@ export function presentMember(member: Member) {
   };
 }
 
-/** The columns an operator's settings change (`reseller`, `tenant_limit`, `ceiling`, `rates`, `low_balance_threshold`). */
 function orgSettings(input: UpdateOrgInput): OrganizationChanges {
   const { ceiling, rates } = input;
   const changes: OrganizationChanges = {};
@@ -98,7 +96,6 @@ export class OrgsService {
     private readonly redis: RedisClient,
   ) {}
 
-  /** Creates an organization with an owner member holding every capability and one key with all four. */
   createOrg(input: CreateOrgInput) {
     return this.db.transaction(async (em) => {
       const id = newId('org');
@@ -117,11 +114,7 @@ export class OrgsService {
     return presentOrgForOperator(await this.findOrg(this.db.manager, id));
   }
 
-  /**
-   * Changes the operator's settings. A new `low_balance_threshold` is applied at once (the
-   * ledger's `balance.low` rule): a balance already below it is reported now, not at the next
-   * charge, which a balance too low to place calls might never see.
-   */
+  /** A new threshold applies at once: a balance already below it is reported now, not at a charge that might never come. */
   async updateOrg(id: string, input: UpdateOrgInput) {
     const org = await this.db.transaction(async (em) => {
       await this.findPayingOrg(em, id, { lock: true });
@@ -150,7 +143,6 @@ export class OrgsService {
     });
   }
 
-  /** Adds a member with the given capabilities (and a password to sign in), plus one key with the same. */
   addMember(orgId: string, input: { email: string; capabilities: Capability[]; password?: string }) {
     return this.db.transaction(async (em) => {
       const org = await this.findPayingOrg(em, orgId);
@@ -166,10 +158,7 @@ export class OrgsService {
     return org;
   }
 
-  /**
-   * An organization that pays for itself: not a tenant. A tenant has no login, no balance and no
-   * settings of the operator's (SPEC.md §1): its reseller operates it through the API.
-   */
+  /** Not a tenant: a tenant has no login, balance or operator settings (SPEC.md §1). */
   private async findPayingOrg(em: EntityManager, id: string, locking?: Locking): Promise<Organization> {
     const org = await this.findOrg(em, id, locking);
     if (isTenant(org)) {

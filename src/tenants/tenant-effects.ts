@@ -5,21 +5,15 @@ import type { CampaignsRepository } from '../campaigns/campaigns.repository.js';
 import { logger } from '../lib/logger.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 
-/**
- * What a disabled tenant's effects need of the campaigns and calls domains, which own those
- * rules (a running campaign, a call not yet ended).
- */
+/** What a disabled tenant's effects need of the campaigns and calls domains, which own those rules. */
 export interface TenantActivity {
   campaigns: Pick<CampaignsRepository, 'pauseRunning' | 'orgsWithRunning'>;
   calls: Pick<CallsRepository, 'openCallIds' | 'orgsWithOpenCalls'>;
 }
 
 /**
- * The side effects of a disabled tenant (SPEC.md §3.1), idempotent: running campaigns pause;
- * calls not yet ended end `canceled` with `end_reason` `tenant_disabled`: queued ones
- * uncharged, those in progress charged up to the moment of disabling. (Its numbers stop
- * answering and no text is sent because the tenant is disabled: see receiveInbound and
- * sendConfirmation.) Nothing is deleted. An enabled tenant needs nothing undone.
+ * A disabled tenant's side effects (SPEC.md §3.1), idempotent: campaigns pause, unended calls end
+ * `canceled`/`tenant_disabled` (queued uncharged, in progress charged up to disabling). Nothing is deleted.
  */
 export class TenantEffects {
   constructor(
@@ -28,11 +22,7 @@ export class TenantEffects {
     private readonly engine: CallEngine,
   ) {}
 
-  /**
-   * Applies a tenant's state (the `apply-state` job). A tenant enabled again since is left as it
-   * is. An id that is no tenant's cannot become one (tenants are never deleted, and the job is
-   * enqueued after the change commits): retrying cannot help, so the job fails for good.
-   */
+  /** The `apply-state` job. A re-enabled tenant is left alone; an id that is no tenant's never becomes one, so it fails for good. */
   async apply(tenantId: string): Promise<{ paused: number; ended: number }> {
     const tenant = await this.orgs.tenantState(tenantId);
     if (!tenant) throw new UnrecoverableError(`no tenant ${tenantId}`);
@@ -47,7 +37,7 @@ export class TenantEffects {
     return { paused, ended: ended.length };
   }
 
-  /** Applies the state of every disabled tenant that still has something running (a lost job is made up here). */
+  /** Makes up for a lost job: applies every disabled tenant that still has something running. */
   async sweep(): Promise<void> {
     const disabled = await this.orgs.disabledTenantIds();
     const [running, calling] = await Promise.all([this.activity.campaigns.orgsWithRunning(disabled), this.activity.calls.orgsWithOpenCalls(disabled)]);

@@ -16,13 +16,9 @@ import { STARTER_SERVICES } from './industry-catalog.js';
 import type { TenantJobs } from './tenants.jobs.js';
 import type { CreateTenantInput, LimitsInput, UpdateTenantInput } from './tenants.schemas.js';
 
-/** CONTRACT.md "Tenant": the row as it is, times in ISO 8601. */
 export type TenantView = Presented<TenantRow>;
 
-/**
- * The domains that own a new tenant's starter rows (its main location, services and agent),
- * each creating its own inside the tenant's creating transaction.
- */
+/** The domains that create a new tenant's starter rows, inside its creating transaction. */
 export interface TenantStarters {
   locations: Pick<LocationsRepository, 'insertRow'>;
   services: Pick<ServicesRepository, 'insertRows'>;
@@ -49,22 +45,14 @@ export class TenantsService {
     private readonly events: Pick<EventsRepository, 'record'>,
   ) {}
 
-  /**
-   * One of the caller's tenants, or 404 `tenant_not_found` (never saying whether the id exists
-   * elsewhere). With `lock`, its row is held until `em`'s transaction ends.
-   */
+  /** 404 `tenant_not_found` also for another's id (never says it exists); `lock` holds the row. */
   async findOwn(actor: Actor, tenantId: string, em: EntityManager = this.db.manager, locking: Locking = {}): Promise<TenantRow> {
     const row = await this.orgs.findTenant(em, actor.org.id, tenantId, locking);
     if (!row) throw tenantNotFound();
     return row;
   }
 
-  /**
-   * Creates a tenant with, in the same transaction, its main location, the starter services of
-   * its industry and a default appointment agent, each made by the domain that owns it. The
-   * reseller's row is locked while counting, so concurrent creations cannot pass the tenant
-   * count limit together.
-   */
+  /** Starter rows in one transaction; the reseller's row is locked while counting, so concurrent creations cannot pass the limit. */
   async create(actor: Actor, input: CreateTenantInput): Promise<TenantView> {
     const id = await this.db.transaction(async (em) => {
       const reseller = await this.orgs.load(em, actor.org.id, { lock: true });
@@ -110,13 +98,7 @@ export class TenantsService {
     return presentRow(await this.findOwn(actor, id));
   }
 
-  /**
-   * Renames, re-zones, re-refs; `disabled: true` disables (reads keep working, changes are
-   * refused, its side effects run in the `tenants` worker), `disabled: false` re-enables. A
-   * change of state is reported to the reseller (`tenant.disabled`/`tenant.enabled`, its own
-   * event: its endpoints and its feed), in the same transaction; asking for the state the tenant
-   * is in already changes nothing and reports nothing.
-   */
+  /** A state change (side effects in the `tenants` worker) is reported to the reseller in the same transaction; no change, no report. */
   async update(actor: Actor, id: string, input: UpdateTenantInput): Promise<TenantView> {
     const changedState = await this.db.transaction(async (em) => {
       const tenant = await this.findOwn(actor, id, em, { lock: true });
@@ -140,14 +122,12 @@ export class TenantsService {
     return this.get(actor, id);
   }
 
-  /** The tenant's limits in force (those the engine and its campaigns apply) and its reseller's ceiling. */
   async limits(actor: Actor, id: string) {
     await this.findOwn(actor, id);
     const tenant = (await this.orgs.findWithParent(this.db.manager, id))!;
     return { ...presentLimits(effectiveLimits(tenant)), ceiling: presentLimits(tenant.parent!) };
   }
 
-  /** Sets a tenant's outbound limits; a value above the reseller's ceiling is 422 `above_reseller_limit`. */
   async updateLimits(actor: Actor, id: string, input: LimitsInput) {
     const current = await this.limits(actor, id);
     const set: OrganizationChanges = {};

@@ -1,17 +1,12 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
-/**
- * One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger
- * (charges, by the organization whose activity caused them), from ended calls (completed ones
- * and a tenant's billable amounts) and from a tenant's texts (their billable amounts).
- */
+/** One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger, calls and texts. */
 @Entity('usage_buckets')
 export class UsageBucket {
   @PrimaryColumn({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
 
-  /** Start of the UTC hour. */
   @PrimaryColumn({ name: 'hour', ...TIMESTAMP })
   hour!: Date;
 
@@ -21,11 +16,9 @@ export class UsageBucket {
   @Column({ name: 'talk_time_seconds', type: 'bigint', default: 0, transformer: bigintTransformer })
   talkTimeSeconds!: bigint;
 
-  /** Charged for calls, in micros (positive). */
   @Column({ name: 'call_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   callChargesMicros!: bigint;
 
-  /** Charged for everything else (texts), in micros (positive). */
   @Column({ name: 'other_charges_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   otherChargesMicros!: bigint;
 
@@ -33,7 +26,6 @@ export class UsageBucket {
   @Column({ name: 'billable_calls_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   billableCallsMicros!: bigint;
 
-  /** What the tenant owes at its resale prices for everything else (texts), in micros. */
   @Column({ name: 'billable_other_micros', type: 'bigint', default: 0, transformer: bigintTransformer })
   billableOtherMicros!: bigint;
 }

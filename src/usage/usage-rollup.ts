@@ -11,11 +11,8 @@ export const REROLL_HOURS = 2;
 export const CHUNK_HOURS = 7 * 24;
 
 export interface RollupResult {
-  /** First hour recomputed (null: nothing to do). */
   from: Date | null;
-  /** The watermark afterwards: every hour before it is complete in usage_buckets. */
   rolledUntil: Date;
-  /** Statements run (one per chunk). */
   chunks: number;
 }
 
@@ -24,12 +21,9 @@ export class UsageRollup {
   constructor(private readonly repository: UsageRepository) {}
 
   /**
-   * Rolls usage up into hourly buckets (usage_buckets), for every organization, from the
-   * watermark (less {@link REROLL_HOURS}, so rows committed late into those hours are counted;
-   * on the first run, from the earliest activity) to the start of the hour holding
-   * `now` − {@link ROLLUP_LAG_MS}; then advances the watermark. Idempotent: the buckets are
-   * recomputed from the source rows, never incremented, so running it twice changes nothing.
-   * Each chunk commits with the watermark it reached, so an interrupted first run resumes.
+   * Recomputes hourly buckets from the watermark less {@link REROLL_HOURS} to the hour holding
+   * `now` − {@link ROLLUP_LAG_MS}. Idempotent: buckets are recomputed, never incremented; each chunk
+   * commits with its watermark, so an interrupted first run resumes.
    */
   async run(now: Date = new Date()): Promise<RollupResult> {
     let until = floorHour(new Date(now.getTime() - ROLLUP_LAG_MS));

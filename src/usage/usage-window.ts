@@ -23,11 +23,7 @@ export interface UsageWindow {
 const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
 const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/**
- * Parses an ISO 8601 UTC timestamp ending in `Z` (no other offset, no date-only form) or
- * returns null. Digits below the millisecond round up to the next millisecond: times are
- * stored to the millisecond, so a bound rounded up selects exactly the same rows.
- */
+/** ISO 8601 UTC with `Z` only, else null; sub-ms digits round up (times are stored to the ms, so the same rows are selected). */
 export function parseUtcTimestamp(text: unknown): Date | null {
   if (typeof text !== 'string') return null;
   const m = ISO_UTC.exec(text);
@@ -69,12 +65,8 @@ function parseBound(name: string, value: unknown): Date | undefined {
 }
 
 /**
- * The window of a usage request (SPEC.md §4.1, §8):
- * - neither bound: the current UTC calendar month, [first instant, first instant of the next month);
- * - `since` alone: up to `now`;
- * - `until` alone: from the first instant of the UTC calendar month holding the last moment
- *   before `until` (so `until=2026-11-01T00:00:00Z` alone is the whole of October);
- * - `until` must be after `since`, and the window at most 366 days: else 400 `invalid_window`.
+ * Neither bound: the current UTC month; `since` alone: up to `now`; `until` alone: from the start of the
+ * month holding the instant before it. `until` ≤ `since` or over 366 days: 400 `invalid_window`.
  */
 export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, now: Date = new Date()): UsageWindow {
   const since = parseBound('since', query.since);
@@ -100,14 +92,9 @@ export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, 
 export type Range = [Date, Date];
 
 /**
- * How a window is read: `rolled` is the run of whole UTC hours of the window below the rollup
- * watermark (read from usage_buckets: at most 24 × 366 rows); `raw` is the rest of the window,
- * at most two ranges (the partial hour at its start, and everything from the end of the rolled
- * run), read from the ledger and the calls. Together they cover the window exactly once.
- *
- * Any watermark the rollup ever wrote is safe to use: it only moves forward, and the buckets
- * below it stay complete, so a watermark read a moment earlier (or none) only shifts work to
- * the raw side.
+ * `rolled`: the whole hours below the rollup watermark (from usage_buckets); `raw`: at most two ranges,
+ * read from the sources. Together they cover the window once. Any watermark ever written is safe: it only
+ * moves forward and buckets below it stay complete, so a stale one only shifts work to `raw`.
  */
 export function splitWindow(window: UsageWindow, rolledUntil: Date | null): { rolled: Range | null; raw: Range[] } {
   const wholeFrom = ceilHour(window.since);

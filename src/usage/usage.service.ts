@@ -17,7 +17,6 @@ export interface TenantUsage {
   billable: Amounts;
 }
 
-/** An amount split as usage shows it: calls, everything else (texts), and their total. */
 export interface Amounts {
   calls: string;
   other: string;
@@ -26,29 +25,20 @@ export interface Amounts {
 
 const amounts = (calls: bigint, other: bigint): Amounts => ({ calls: formatMoney(calls), other: formatMoney(other), total: formatMoney(calls + other) });
 
-/**
- * `GET /v1/tenants/{id}/usage` (SPEC.md §2.2, §4.1; CONTRACT.md §4 "Resale prices"): the
- * tenant's completed calls and talk time, what the reseller's balance was charged for it
- * (`charges`) and what the tenant owes at its resale prices (`billable`), in the reseller's
- * currency. Exact (sums of integer micros) and current (anything not yet rolled up is read from
- * the source).
- */
+/** Exact (sums of integer micros) and current: what is not rolled up yet is read from the source. */
 export class UsageService {
   constructor(
     private readonly repository: UsageRepository,
-    /** The tenants domain: which tenants are the caller's (404 `tenant_not_found` otherwise). */
     private readonly tenants: Pick<TenantsService, 'get'>,
   ) {}
 
-  /** The usage of one of the caller's tenants over the query's window (404 `tenant_not_found` for any other id). */
   async tenantUsage(actor: Actor, tenantId: string, query: UsageQuery, now: Date = new Date()): Promise<TenantUsage> {
     const window = resolveUsageWindow(query, now);
-    // Independent reads, so one round trip: the watermark is global and reveals nothing.
+    // One round trip: the watermark is global and reveals nothing.
     const [tenant, watermark] = await Promise.all([this.tenants.get(actor, tenantId), this.repository.watermark()]);
     return { tenant_id: tenant.id, ...(await this.usageOf(tenant.id, actor.org.id, window, watermark)) };
   }
 
-  /** Usage figures of one tenant (paid by `resellerId`) for a window; no access check. */
   private async usageOf(tenantId: string, resellerId: string, window: UsageWindow, watermark: Date | null): Promise<Omit<TenantUsage, 'tenant_id'>> {
     const { rolled, raw } = splitWindow(window, watermark);
     const row = await this.repository.usageOf(tenantId, resellerId, rolled, raw);

@@ -137,7 +137,7 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       ['a balance as a number', { name: 'x', balance: 10.5 }, 'balance'],
       ['a balance with 7 decimals', { name: 'x', balance: '1.1234567' }, 'balance'],
       ['a negative rate', { name: 'x', rates: { per_minute: '-1', per_text: '0' } }, 'rates.per_minute'],
-      // Money is bounded so that no charge or balance can overflow bigint (issue 9).
+      // Money is bounded so that no charge or balance can overflow bigint.
       ['a per-minute rate of 999999999999', { name: 'x', rates: { per_minute: '999999999999' } }, 'rates.per_minute'],
       ['a per-text rate above 1000', { name: 'x', rates: { per_text: '1000.000001' } }, 'rates.per_text'],
       ['an opening balance above 1,000,000,000', { name: 'x', balance: '1000000000.000001' }, 'balance'],

@@ -42,10 +42,7 @@ async function sessionToken(orgId: string, capabilities: string[]): Promise<stri
   return res.body.token;
 }
 
-/**
- * A tenant of `resellerId`. There is no tenant API yet, so the row is written directly:
- * a tenant is an organization whose parent is the reseller.
- */
+/** A tenant of `resellerId`, written directly: an organization whose parent is the reseller. */
 async function insertTenant(resellerId: string): Promise<string> {
   const id = newId('ten');
   await db.query(`INSERT INTO organizations (id, name, parent_id) VALUES ($1, 'Tenant', $2)`, [id, resellerId]);

@@ -5,7 +5,7 @@ import net from 'node:net';
 /**
  * Ports handed out below the kernel's ephemeral range (32768-60999 on Linux): a port from that
  * range, free when picked, may be taken by any outgoing connection before the process the test
- * starts binds it (seen: a redis-server of a private cluster exiting at start under load).
+ * starts binds it.
  */
 const PORTS = { from: 20_000, to: 32_000 };
 

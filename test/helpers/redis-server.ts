@@ -171,8 +171,7 @@ export class PrivateRedisCluster implements PrivateRedis {
 
 /**
  * Starts a private Redis, on other free ports when a server exits at start: a port free when
- * picked can be taken before redis-server binds it (by another test run on the machine, or an
- * outgoing connection); seen once in a full cluster pass while another suite ran beside it.
+ * picked can be taken before redis-server binds it (another test run, an outgoing connection).
  */
 export async function onFreshPorts<R>(start: () => Promise<R>, attempts = 5): Promise<R> {
   for (let attempt = 1; ; attempt++) {

@@ -1,7 +1,6 @@
-// The history tables (call_events, webhook_deliveries, webhook_attempts) are partitioned by UTC
-// day of their event's created_at (issue 11, item 3): every hot statement reads only the days it
-// needs (checked on the plans Postgres executes), retention drops whole days, a row never fails
-// for want of a partition, and the upgrade from the unpartitioned tables keeps every row.
+// History partitioned by UTC day: every hot statement reads only the days it needs (checked on the
+// executed plans), retention drops whole days, a row never fails for want of a partition, and the
+// upgrade from the unpartitioned tables keeps every row.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';

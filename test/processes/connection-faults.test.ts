@@ -1,7 +1,6 @@
-// Every long-lived connection survives its server going away (issue: the relay's LISTEN client
-// had no 'error' handler, so a Postgres restart, a failover or pg_terminate_backend crashed the
-// relay, and `npm start` then stopped every process). Real processes of every Procfile kind;
-// every backend of the test database is terminated under them, twice.
+// Every long-lived connection (the relay's LISTEN client too) survives its server going away.
+// Real processes of every Procfile kind; every backend of the test database is terminated under
+// them, twice.
 import { expect } from 'chai';
 import { db } from '../helpers/db.js';
 import { asCaller, expectStatus } from '../helpers/api.js';

@@ -1,8 +1,6 @@
-// Redis restarted empty under running processes (issue: with 60 calls in progress, Redis
-// restarted without persistence, and no request afterwards, every call stayed `in_progress`:
-// the calls worker created its sweep scheduler only at start, and the reports it would have
-// re-driven were lost with Redis). Every worker kind runs against a redis-server of the test's
-// own, which is SIGKILLed and started again empty.
+// Redis restarted empty under running processes: calls in progress must still end (the sweep's
+// scheduler and the reports it re-drives live in Redis). Every worker kind runs against a
+// redis-server of the test's own, SIGKILLed and started again empty.
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { config } from '../../src/config.js';

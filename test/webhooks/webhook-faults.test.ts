@@ -1,7 +1,6 @@
-// Fault tests of webhook delivery (issue: "SIGKILL the webhooks worker while 1,000 deliveries
-// are in flight and restart it ...; the same with the relay; and with Redis restarted mid-run").
-// Real processes, real Postgres and Redis, a real HTTP receiver. Events are written straight
-// into the outbox (calls + call_events, one set-based statement), so the call engine is not
+// Fault tests of webhook delivery: the webhooks worker or the relay SIGKILLed with 1,000 deliveries
+// in flight, and Redis restarted mid-run. Real processes, Postgres, Redis and HTTP receiver. Events
+// are written straight into the outbox (one set-based statement), so the call engine is not
 // involved: the relay's NOTIFY trigger fans them out.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';

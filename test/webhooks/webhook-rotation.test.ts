@@ -1,4 +1,4 @@
-// Secret rotation without a gap (issue 13 item 1, CONTRACT.md §4 "Webhook secret rotation"):
+// Secret rotation without a gap (CONTRACT.md §4 "Webhook secret rotation"):
 // the route through the HTTP API, then real deliveries (calls, relay and webhooks processes)
 // verified at a real receiver with the Standard Webhooks library.
 import { randomBytes } from 'node:crypto';

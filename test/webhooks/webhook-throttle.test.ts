@@ -1,4 +1,4 @@
-// Endpoint throttle (issue 13 item 3, CONTRACT.md §4 `rate_limit_per_second`): deliveries to a
+// Endpoint throttle (CONTRACT.md §4 `rate_limit_per_second`): deliveries to a
 // rate-limited endpoint are paced to its rate across every webhooks process, and none is
 // dropped. Real processes (calls, relay, two webhooks workers) and real receivers; the events
 // come from calls placed through the HTTP API.
@@ -14,12 +14,8 @@ const CALLS = 7;
 const EVENTS = CALLS * 4;
 
 /**
- * What arrival times at the receiver may lose against the send slots, which are exactly 1/rate
- * apart: a delivery goes out up to PACE_LATE_MS (50 ms) after its slot (timers, a busy event
- * loop; later, it is given back), a process's first request takes some tens of ms longer
- * (connection, code not yet warm), and the receiver stamps a request when this test process's
- * event loop gets to it. Measured here under load: sends 190–211 ms apart, the first arrival
- * up to ~45 ms later than its send.
+ * Arrivals may lag the send slots (exactly 1/rate apart): up to PACE_LATE_MS (50 ms) per send, more
+ * for a process's first request, plus the receiver's own event loop. Measured: first arrival ≤ ~45 ms late.
  */
 const TOLERANCE_MS = 100;
 

@@ -1,7 +1,7 @@
 import type { Runtime } from '../../src/runtime.js';
 import type { Processors } from '../../src/jobs.js';
 
-/** The `calls` queue: admission, dialing, carrier reports, the sweeper, campaign ticks and texts' sends. */
+/** The `calls` queue: admission, dialing, carrier reports, sweeps, campaign ticks, texts. */
 export function callsProcessors({ engine, services }: Runtime): Processors<'calls'> {
   return {
     dispatch: (job) => engine.dispatch(job.data.orgId),

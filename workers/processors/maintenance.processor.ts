@@ -8,6 +8,6 @@ export const maintenanceProcessors = ({ services }: Runtime): Processors<'mainte
     sessions: await services.sessions.purgeExpired(),
     previousWebhookSecrets: await services.webhookEndpoints.forgetExpiredSecrets(),
   }),
-  /** Partitions of the history tables: made days ahead, dropped past retention (src/history/history-partitions.ts). */
+  /** Made days ahead, dropped past retention. */
   'history-partitions': () => services.history.maintain(),
 });

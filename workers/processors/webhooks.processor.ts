@@ -3,11 +3,7 @@ import type { Processors } from '../../src/jobs.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Dispatcher } from '../../src/webhooks/dispatcher.js';
 
-/**
- * The `webhooks` queue. Deliveries are claimed from Postgres by the dispatcher; jobs here are
- * support's: retries and the failed deliveries listed in the dashboard (src/webhooks/failed-delivery-board.ts),
- * and recovery of an endpoint.
- */
+/** Deliveries are claimed from Postgres by the dispatcher; these jobs are support's: retries, failed deliveries, recovery. */
 export function webhooksProcessors({ services, jobs }: Runtime, dispatcher: Dispatcher): Processors<'webhooks'> {
   return {
     ...jobs.failedDeliveries.processors(dispatcher),
