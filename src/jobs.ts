@@ -2,14 +2,9 @@ import type { CarrierReport } from './carrier/carrier.js';
 import { createQueue as createBullQueue, type JobQueue as Queue, type TypedJob } from './lib/queues.js';
 import type { RedisClient } from './lib/redis.js';
 
-/**
- * The one table of jobs: each queue, its job names, and the payload of each. Producers
- * (`*.jobs.ts`) and processors (`workers/processors/`) are typed from it, so a processor cannot
- * read a field its producer never sends. Payloads are plain JSON, ids and times as strings. This
- * module imports no producer and no handler.
- */
+/** The job table (see docs/architecture.md#code-layout). Payloads are plain JSON, ids and times as strings. */
 
-/** The payload of a job that carries none (a scheduled sweep). */
+/** For jobs without payload (scheduled sweeps). */
 export type NoPayload = Record<string, never>;
 
 export interface DispatchJob {
@@ -18,30 +13,29 @@ export interface DispatchJob {
 export interface DialJob {
   callId: string;
 }
-/** One carrier report for calls that share it and its time (calls dialed together). */
+/** One carrier report shared by calls dialed together. */
 export interface ReportJob {
   callIds: string[];
   report: CarrierReport;
-  /** ISO time the carrier's state change happened (the events' `occurred_at`). */
+  /** ISO time of the state change (the events' `occurred_at`). */
   at: string;
 }
 export interface CampaignTickJob {
   campaignId: string;
 }
-/** A text recorded when its call ended, to hand to the carrier. */
 export interface SendTextJob {
   messageId: string;
 }
 export interface ApplyStateJob {
   tenantId: string;
 }
-/** One attempt of a delivery now, whatever its status (support's retry through the API). */
+/** Support's retry through the API: one attempt now, whatever its status. */
 export interface DeliverJob {
   deliveryId: string;
-  /** The delivery's `created_at` (ISO): the partition it is in. */
+  /** ISO; locates the delivery's partition. */
   createdAt: string;
 }
-/** A delivery whose attempts are used up, as the queue dashboard lists it (src/webhooks/failed-delivery-board.ts). */
+/** A failed delivery as the queue dashboard lists it (see failed-delivery-board.ts). */
 export interface FailedDeliveryJob extends DeliverJob {
   endpointId: string;
   event: string;
@@ -66,12 +60,10 @@ export interface Jobs {
 
 export type QueueName = keyof Jobs;
 export type JobName<Q extends QueueName> = keyof Jobs[Q] & string;
-/** A job of queue `Q` named `N`, as its processor receives it. */
 export type JobOf<Q extends QueueName, N extends JobName<Q>> = TypedJob<Jobs[Q], N>;
-/** A typed producer of queue `Q`. */
 export type JobQueue<Q extends QueueName> = Queue<Jobs[Q]>;
 
-/** The job names of each queue, at run time (the boot check, the dashboard, the metrics). */
+/** The job names at run time (boot check, dashboard, metrics). */
 export const QUEUES: { readonly [Q in QueueName]: ReadonlyArray<JobName<Q>> } = {
   maintenance: ['purge-expired', 'history-partitions'],
   calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick', 'send-text'],
@@ -82,11 +74,7 @@ export const QUEUES: { readonly [Q in QueueName]: ReadonlyArray<JobName<Q>> } = 
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
 
-/** A producer of queue `name`, typed by the table. */
 export const createQueue = <Q extends QueueName>(name: Q, connection: RedisClient): JobQueue<Q> => createBullQueue<Jobs[Q]>(name, connection);
 
-/**
- * What a job of each name of queue `Q` does. Processors throw to have BullMQ retry (a permanent
- * failure throws BullMQ's `UnrecoverableError`, which is not retried); they never swallow errors.
- */
+/** Processors throw to be retried (`UnrecoverableError` for a permanent failure); they never swallow errors. */
 export type Processors<Q extends QueueName> = { [N in JobName<Q>]: (job: JobOf<Q, N>, token?: string) => Promise<unknown> };

@@ -11,55 +11,41 @@ import { createRuntime, openDatabase, type Runtime } from '../src/runtime.js';
 /** A job scheduler of the worker's queue: a job `name` (default: the id) every `every` ms. */
 export type Schedule<Q extends QueueName> = { id: JobName<Q>; every: number } | { id: string; every: number; name: JobName<Q> };
 
-/** What a worker process runs besides BullMQ: started once its worker is up, stopped after it closed. */
+/** Runs besides BullMQ: started once the worker is up, stopped after it closed. */
 export interface Loop {
   start(): Promise<void> | void;
   stop(): Promise<void>;
 }
 
-/** What a worker process is made of, built from its runtime: its queue's processors, and its loop if it has one. */
 export interface WorkerParts<Q extends QueueName> {
   processors: Processors<Q>;
   loop?: Loop;
 }
 
-/** The BullMQ queue a worker process serves. */
 export interface QueueSpec<Q extends QueueName> {
   name: Q;
   concurrency: number;
   options?: Partial<WorkerOptions>;
-  /**
-   * The queue's job schedulers. They live in Redis, and a Redis that comes back empty
-   * (restarted without persistence, failed over) has lost them: they are upserted at start and
-   * again every time the worker's connection is ready.
-   */
+  /** Upserted at start and on every reconnection: a Redis that comes back empty has lost them. */
   schedules?: Schedule<Q>[];
 }
 
-/** A worker process that serves a BullMQ queue (and may run a loop besides). */
 export interface QueueWorkerSpec<Q extends QueueName> {
   queue: QueueSpec<Q>;
-  /**
-   * The runtime's Redis connection for commands and producers: `blocking` (the default) waits
-   * for Redis while it is away; `command` fails fast (a process whose work needs no Redis).
-   */
+  /** `blocking` (default) waits for Redis while it is away; `command` fails fast (work that needs no Redis). */
   redis?: ConnectionKind;
-  /** CPU niceness the process gives itself at start (see lowerCpuPriority). */
+  /** CPU niceness set at start (see lowerCpuPriority). */
   nice?: number;
   setup: (runtime: Runtime) => WorkerParts<Q>;
 }
 
-/** A worker process that runs a loop of its own over the database alone, with no Redis (the relay). */
+/** A loop over the database alone, no Redis (the relay). */
 export interface LoopWorkerSpec {
   name: string;
   setup: (db: DataSource) => Loop;
 }
 
-/**
- * Runs one worker process, every kind the same way: its runtime, its BullMQ worker and job
- * schedulers (or its loop), and a shutdown on SIGTERM that lets in-flight work finish. It logs
- * `worker started` once it serves; a failure to start is fatal.
- */
+/** Runs one worker process, with a SIGTERM shutdown that lets in-flight work finish; logs `worker started` once serving. */
 export function runWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q>): void;
 export function runWorker(spec: LoopWorkerSpec): void;
 export function runWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerSpec): void {
@@ -122,9 +108,7 @@ async function start<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerS
     connection.disconnect();
     redis.disconnect();
   });
-  // Every reconnection may be to a Redis that lost everything (on a cluster: every master
-  // reached again, see onReady). Upserting is idempotent, so doing it after a mere network blip
-  // (or from every process of a kind) changes nothing.
+  // Any reconnection may be to a Redis that lost everything; upserting is idempotent, so a mere blip costs nothing.
   onReady(connection, () => {
     if (closing) return;
     upsertSchedulers(schedulers, queue).catch((err) => logger.warn({ err, queue: queue.name }, 'could not upsert the job schedulers; the next reconnection tries again'));
@@ -134,10 +118,7 @@ async function start<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerS
   logger.info({ queue: queue.name, concurrency: queue.concurrency }, 'worker started');
 }
 
-/**
- * Upserts the queue's schedulers and removes any other (one a previous version declared would
- * go on making jobs no processor handles, forever).
- */
+/** Upserts the declared schedulers and removes others, which would forever make jobs no processor handles. */
 async function upsertSchedulers<Q extends QueueName>(schedulers: Queue, queue: QueueSpec<Q>): Promise<void> {
   const declared = new Set<string>((queue.schedules ?? []).map((s) => s.id));
   for (const s of queue.schedules ?? []) await schedulers.upsertJobScheduler(s.id, { every: s.every }, { name: 'name' in s ? s.name : s.id });

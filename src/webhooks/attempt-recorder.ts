@@ -9,7 +9,7 @@ import type { SendResult } from './delivery-send.js';
 export const RECORD_BATCH = 200;
 const RECORD_WAIT_MS = 10;
 
-/** What became of one attempt, once recorded. */
+/** One attempt's outcome, as recorded. */
 export interface AttemptReport {
   target: DeliveryTarget;
   result: SendResult;
@@ -18,15 +18,11 @@ export interface AttemptReport {
 }
 
 export interface RecorderHooks {
-  /** Deliveries that became `failed` (attempts used up, or 410 Gone), after they were recorded. */
+  /** Called with deliveries that became `failed`, after they were recorded. */
   onFailed?: (reports: AttemptReport[]) => Promise<void>;
 }
 
-/**
- * Records attempts in batches, one statement per batch, one batch at a time (Outpost's `logmq`
- * batch processor is the model): a busy worker's hundreds of attempts a second cost a few
- * statements, not one each. A delivery stays leased, not due, until its attempt is recorded.
- */
+/** Records attempts in batches, one statement each, one batch at a time: hundreds of attempts a second cost a few statements. */
 export class AttemptRecorder {
   private batch: Array<{ report: AttemptReport; done: () => void; failed: (err: unknown) => void }> = [];
   private timer: NodeJS.Timeout | null = null;
@@ -50,7 +46,7 @@ export class AttemptRecorder {
     });
   }
 
-  /** Records what was gathered, and waits until every batch so far is recorded. */
+  /** Flushes and waits until every batch so far is recorded. */
   async drain(): Promise<void> {
     this.flush();
     await this.recording;

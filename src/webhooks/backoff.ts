@@ -1,11 +1,7 @@
 /** The longest a retry waits, whatever the base or a receiver's Retry-After. */
 export const MAX_RETRY_DELAY_MS = 6 * 3600_000;
 
-/**
- * The wait before attempt `attempt + 1`, after `attempt` failed attempts: exponential from
- * `baseMs` (base, 2×, 4×, ...) with ±20% jitter so retries of many deliveries spread out,
- * capped at MAX_RETRY_DELAY_MS.
- */
+/** Wait before attempt `attempt + 1`: `baseMs` × 2^(attempt-1), ±20% jitter so many retries spread out, capped. */
 export function backoffMs(attempt: number, baseMs: number, random: () => number = Math.random): number {
   const exponential = Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.min(MAX_RETRY_DELAY_MS, Math.round(exponential * (0.8 + 0.4 * random())));

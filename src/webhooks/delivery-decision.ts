@@ -8,7 +8,7 @@ export interface RetryPolicy {
   timeoutMs: number;
 }
 
-/** Stage 4's answer: what becomes of the delivery after an attempt. */
+/** What becomes of the delivery after an attempt. */
 export type Decision =
   | { status: 'succeeded' }
   | { status: 'retrying'; retryInMs: number }
@@ -31,15 +31,9 @@ export function attemptError(result: SendResult): string | null {
 }
 
 /**
- * Stage 4, decide, after attempt number `attempt` (1 for the first):
- * - 2xx: succeeded;
- * - 410 Gone: failed at once, and the endpoint is disabled (Standard Webhooks' advice: the
- *   receiver says it will never take these again);
- * - attempts used up: failed;
- * - 429 or 503 with `Retry-After`: retried then, kept between the backoff base and 6 hours;
- * - a timeout: retried after the exponential backoff, but never sooner than one timeout (a
- *   receiver too slow to answer is not helped by a quick second try);
- * - anything else: exponential backoff with ±20% jitter.
+ * Stage 3, decide, after attempt `attempt` (1-based). 410 Gone fails at once and disables the
+ * endpoint (Standard Webhooks: it will never take these again). A timeout waits at least one
+ * timeout: a receiver too slow to answer is not helped by a quick second try.
  */
 export function decide(result: SendResult, attempt: number, policy: RetryPolicy, random: () => number = Math.random, now = Date.now()): Decision {
   if (result.kind === 'accepted') return { status: 'succeeded' };

@@ -1,39 +1,27 @@
 import type { DeliveryTarget } from './delivery-request.js';
 
-/**
- * How late after its send slot a rate-limited endpoint's delivery may still go out. One later
- * (its lane was held up) is given back, due again, and gets a new slot at a later claim: sent
- * late beside the deliveries of the next slots, it would make a burst over the rate.
- */
+/** A paced delivery later than this past its slot is given back for a new slot: sent beside the next slots, it would burst over the rate. */
 export const PACE_LATE_MS = 50;
 
-/** A claimed delivery in its lane. */
 interface Waiting {
   target: DeliveryTarget;
-  /** Its send slot (a rate-limited endpoint's; Date.now() ms): not sent before. Null: at once. */
+  /** Send slot in Date.now() ms (rate-limited endpoints); null: at once. */
   notBefore: number | null;
 }
 
 interface Lane {
   inFlight: number;
   waiting: Waiting[];
-  /** Set while the lane's next delivery waits for its send slot (the lane is then not ready). */
+  /** Set while the next delivery waits for its slot; the lane is then not in `ready`. */
   slotTimer: NodeJS.Timeout | null;
 }
 
-/** What `take` hands out: a delivery to send now, or one whose slot passed too long ago, to give back. */
+/** A delivery to send now, or one past its slot by more than PACE_LATE_MS, to give back. */
 export type Taken = { send: DeliveryTarget } | { late: DeliveryTarget };
 
-/**
- * The claimed deliveries of one webhooks worker, waiting in per-endpoint lanes in memory. Each
- * lane sends at most `endpointConcurrency` at once, so a slow receiver holds its own lane and
- * nothing else; ready lanes take turns (round robin) up to the process's `concurrency`. A
- * rate-limited endpoint's deliveries come with their send slots, and its lane sends each in its
- * slot.
- */
+/** Claimed deliveries in per-endpoint lanes (at most `endpointConcurrency` each, so a slow receiver holds only its own), served round robin. */
 export class DeliveryLanes {
   private readonly lanes = new Map<string, Lane>();
-  /** Lanes with a waiting delivery and room to send it, in the order they became ready. */
   private readonly ready: string[] = [];
   inFlight = 0;
   waiting = 0;
@@ -41,7 +29,6 @@ export class DeliveryLanes {
   constructor(
     private readonly concurrency: number,
     private readonly endpointConcurrency: number,
-    /** Called when a lane's send slot comes: it may send again. */
     private readonly onSlot: () => void,
   ) {}
 
@@ -62,11 +49,7 @@ export class DeliveryLanes {
     if (lane.waiting.length === 1 && lane.inFlight < this.endpointConcurrency) this.ready.push(target.endpoint_id);
   }
 
-  /**
-   * The next delivery to send (counted in flight until `done`), round robin over the ready lanes,
-   * while the process has room; null when none can go now. A lane whose next send slot has not
-   * come waits for it outside `ready`.
-   */
+  /** The next delivery to hand out (in flight until `done`); null when none can go now. */
   take(): Taken | null {
     while (this.inFlight < this.concurrency && this.ready.length > 0) {
       const endpointId = this.ready.shift()!;
@@ -96,7 +79,7 @@ export class DeliveryLanes {
     return null;
   }
 
-  /** A send of `endpointId`'s lane is over (the receiver answered): its room is free. */
+  /** The receiver answered: frees the lane's room. */
   done(endpointId: string): void {
     const lane = this.lanes.get(endpointId)!;
     this.inFlight--;
@@ -105,7 +88,7 @@ export class DeliveryLanes {
     if (lane.inFlight === 0 && lane.waiting.length === 0) this.lanes.delete(endpointId);
   }
 
-  /** Empties every lane (a worker stopping): the deliveries that were waiting, to give back. */
+  /** Empties every lane; returns the waiting deliveries, to give back. */
   drain(): DeliveryTarget[] {
     for (const lane of this.lanes.values()) if (lane.slotTimer) clearTimeout(lane.slotTimer);
     const unsent = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0).map((w) => w.target));

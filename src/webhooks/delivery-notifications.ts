@@ -1,19 +1,12 @@
 import type { Sql } from '../lib/pagination.js';
 
-/**
- * The NOTIFY channel that tells the webhooks workers deliveries are due: the relay after a
- * fan-out, support's tools after making failed deliveries due again, the API after enabling an
- * endpoint. The workers LISTEN on it and poll besides, so a missed notification costs a poll.
- */
+/** NOTIFY channel telling webhooks workers deliveries are due; they poll too, so a missed one costs a poll. */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
-/** Postgres refuses NOTIFY payloads of 8,000 bytes and more. */
+/** Below Postgres's 8,000-byte NOTIFY payload limit. */
 const MAX_PAYLOAD = 7_000;
 
-/**
- * A notification's payload: the endpoints that have new deliveries, comma-separated, so a
- * worker whose lanes for them are full need not look; `*` (look) when they are too many to list.
- */
+/** Comma-separated endpoint ids, so a worker whose lanes for them are full need not claim; `*` when too many. */
 export function notifyPayload(endpointIds: string[]): string {
   const listed = [...new Set(endpointIds)].join(',');
   return listed.length > MAX_PAYLOAD ? '*' : listed;

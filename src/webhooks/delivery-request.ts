@@ -5,44 +5,39 @@ import { signRinglane, signStandardWebhook } from './verify.js';
 /** Headers a customer's `custom_headers` can never replace (compared case-insensitively). */
 export const RESERVED_HEADERS = ['content-type', 'x-ringlane-delivery-id', 'x-ringlane-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'];
 
-/** What an attempt needs to know about its delivery, its endpoint and its event. */
+/** What an attempt needs from its delivery, endpoint and event. */
 export interface DeliveryTarget {
   delivery_id: string;
   attempt_count: number;
   endpoint_id: string;
   url: string;
   secret: string;
-  /** The secret before a rotation, while its overlap runs (it signs too, until `previous_secret_expires_at`); else null. */
+  /** The pre-rotation secret; signs too until `previous_secret_expires_at`. */
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
   field_aliases: Record<string, string>;
   extra_payload: Record<string, unknown>;
   custom_headers: Record<string, string>;
   payload: Record<string, unknown>;
-  /** The delivery's `created_at`, which is its event's: the partition key of both. */
+  /** The partition key (the event's `created_at`). */
   created_at: Date;
-  /**
-   * A rate-limited endpoint's delivery: its send slot, in ms after the claim that handed it out
-   * ended (negative: the slot began while it ran; see `WebhookDeliveryRepository.claimDue`);
-   * null or absent: send at once.
-   */
+  /** Send slot in ms after the claim statement ended (may be negative); null/absent: at once. */
   wait_ms?: number | null;
 }
 
-/** One attempt, ready to send: the exact bytes that were signed and the headers carrying the signatures. */
+/** One attempt, ready to send: `body` is the exact bytes signed. */
 export interface PreparedRequest {
   url: string;
   body: string;
   headers: Record<string, string>;
-  /** The value of X-Ringlane-Delivery-Id: new for every attempt. */
+  /** X-Ringlane-Delivery-Id: new for every attempt. */
   attemptId: string;
   attemptedAt: Date;
 }
 
 /**
- * The request headers of one attempt: the customer's, then the reserved ones, which win. With a
- * `previousSecret` (a rotation's overlap), `webhook-signature` carries its signature too, after
- * the current secret's (CONTRACT.md §4); `X-Ringlane-Signature` is the current secret's only.
+ * Custom headers, then the reserved ones, which win. A `previousSecret` adds its signature to
+ * `webhook-signature` only, after the current one's (CONTRACT.md §4).
  */
 export function deliveryHeaders(
   target: { custom_headers: Record<string, string>; secret: string; delivery_id: string },
@@ -68,11 +63,7 @@ export function deliveryHeaders(
   };
 }
 
-/**
- * Stage 1, prepare: the body (SPEC.md §6.1 fields → field_aliases → extra_payload), serialized
- * once, and the headers signing exactly those bytes, with a fresh attempt id. The previous
- * secret of a rotation signs too when the attempt is made before it expires.
- */
+/** Stage 1, prepare: the body serialized once, and headers signing exactly those bytes. */
 export function prepareRequest(target: DeliveryTarget, now = new Date()): PreparedRequest {
   const body = buildBody(target.payload, target);
   const attemptId = randomUUID();

@@ -4,12 +4,12 @@ import got from 'got';
 import type { PreparedRequest } from './delivery-request.js';
 import { RefusedAddressError, resolveDestination } from './ssrf.js';
 
-/** What a receiver's answer keeps of its body in the attempt record. */
+/** Response body bytes kept (the `response_body` column's length). */
 const BODY_KEPT = 1024;
-/** How long a host's checked address is reused (the connection still goes to that checked address). */
+/** How long a host's SSRF-checked address is reused. */
 const RESOLVED_FOR_MS = 30_000;
 
-/** Stage 2's answer. Sending never throws: every way it can end is one of these. */
+/** Stage 2's outcome; sending never throws. */
 export type SendResult =
   | { kind: 'accepted'; status: number; body: string; durationMs: number }
   | { kind: 'rejected'; status: number; body: string; retryAfter: string | undefined; durationMs: number }
@@ -24,10 +24,8 @@ export interface SendSettings {
 }
 
 /**
- * Sends prepared attempts with got (no redirects followed, no retries of got's own: the
- * delivery path owns retries), over keep-alive connections, to the address the SSRF guard
- * checked. A host's check is reused for a short while, so a busy endpoint with a host name
- * does not cost a DNS lookup per delivery.
+ * Sends attempts to the SSRF-checked address; got never retries (the delivery path owns retries).
+ * Checks are cached briefly so a busy endpoint does not cost a DNS lookup per delivery.
  */
 export class DeliverySender {
   private readonly resolved = new Map<string, { at: number; destination: Promise<{ address: string; family: 4 | 6 }> }>();
@@ -54,7 +52,7 @@ export class DeliverySender {
     return destination;
   }
 
-  /** Stage 2, send: one POST; resolves with what happened. */
+  /** Stage 2, send: one POST. */
   async send(request: PreparedRequest): Promise<SendResult> {
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);

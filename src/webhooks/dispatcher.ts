@@ -14,48 +14,34 @@ export interface DispatcherSettings {
   concurrency: number;
   /** Attempts in flight in this process to any one endpoint. */
   endpointConcurrency: number;
-  /** How long a claimed delivery is held before another worker may take it (it must outlast its wait and its attempt). */
+  /** Lease of a claimed delivery; must outlast its wait in the lane and its attempt. */
   leaseSeconds: number;
-  /** How often Postgres is asked for due deliveries when nothing says there are new ones. */
+  /** Scan interval, for retries coming due and missed notifications. */
   pollMs: number;
-  /** What is retained of deliveries now (older ones are gone, or about to be): see `retainedHistory`. */
+  /** Retained deliveries' range (see `retainedHistory`). */
   retained: () => HistoryRange;
   policy: RetryPolicy;
 }
 
-/** Endpoints one scan looks at, at most. */
 const ENDPOINTS_PER_SCAN = 1000;
 
-/** The claims a dispatcher makes. */
+/** The claim statements a dispatcher uses. */
 export type Claims = Pick<DeliveryClaimsRepository, 'openRange' | 'openEndpoints' | 'claimDue' | 'claimPaced' | 'findTarget' | 'release'>;
 
-/**
- * The webhooks worker's delivery loop. Postgres is the queue: due deliveries are claimed in
- * batches (fair: at most a few per endpoint per claim, and none for an endpoint whose lane is
- * full) into per-endpoint lanes (see DeliveryLanes); a delivery held back costs nothing (it is
- * not claimed until there is room). Each attempt goes through the stages prepare → send →
- * decide → record (see AttemptRecorder).
- */
+/** The webhooks worker's delivery loop: claim → lanes → prepare/send/decide → record. See docs/architecture.md#webhook-delivery. */
 export class Dispatcher {
   private readonly lanes: DeliveryLanes;
   private claiming: Promise<void> | null = null;
   private claimAgain = false;
   /** The last claim filled all its room: more of anything may be due. */
   private roomLimited = false;
-  /**
-   * Endpoints that may have due deliveries, in the order they are served: named by the relay's
-   * notifications, found by the periodic endpoint scan, or left with more due by a claim.
-   */
+  /** Endpoints that may have due deliveries, in serving order (notified, scanned, or left with more by a claim). */
   private readonly candidates = new Set<string>();
-  /** Where the next endpoint scan starts (endpoint ids in order; '' from the first). */
+  /** Endpoint id the next scan resumes after; '' from the start. */
   private scanAfter = '';
-  /**
-   * Endpoints with a rate limit, as the scans last found them: their claims are
-   * `claimPaced`'s. Each claim statement also checks the limit itself, so an endpoint whose
-   * limit was just set or removed waits for the next scan, never goes unpaced.
-   */
+  /** Rate-limited endpoints as last scanned. Both claims recheck the limit, so a just-changed one waits a scan, never goes unpaced. */
   private readonly paced = new Set<string>();
-  /** Where open deliveries are (looked up at each scan): claims read only those days' partitions. */
+  /** Where open deliveries are, so claims read only those days' partitions. */
   private open: HistoryRange;
   private stopped = false;
   private poll: NodeJS.Timeout | null = null;
@@ -76,12 +62,7 @@ export class Dispatcher {
     void this.scan();
   }
 
-  /**
-   * Looks up where open deliveries are and finds endpoints with some (retries come due without
-   * a notification; a notification may be missed), then claims. A bounded number of endpoints
-   * per scan, resuming after the last one found, so a very large number of endpoints is
-   * covered over several scans.
-   */
+  /** Finds endpoints with open deliveries (retries come due unnotified; notifications get missed), a bounded batch per scan. */
   private async scan(): Promise<void> {
     if (this.stopped) return;
     try {
@@ -99,10 +80,7 @@ export class Dispatcher {
     this.wake();
   }
 
-  /**
-   * A notification (see delivery-notifications.ts): claim, unless every endpoint named has a
-   * full lane already. Those are claimed for as their lanes drain.
-   */
+  /** Claims unless every named endpoint's lane is full (those are claimed for as they drain). */
   notified(payload: string): void {
     const endpointIds = notifiedEndpoints(payload);
     if (!endpointIds) return void this.scan();
@@ -110,7 +88,7 @@ export class Dispatcher {
     if (endpointIds.some((id) => this.lanes.load(id) <= this.settings.endpointConcurrency)) this.wake();
   }
 
-  /** New deliveries may be due (a support action, the poll): claim now. */
+  /** Claims now; calls during a claim coalesce into one more. */
   wake(): void {
     if (this.stopped) return;
     if (this.claiming) {
@@ -184,11 +162,7 @@ export class Dispatcher {
     this.pump();
   }
 
-  /**
-   * After an attempt: claim again only when it can bring something, so a busy endpoint costs a
-   * claim per batch, not per delivery (new deliveries and retries coming due wake the
-   * dispatcher through NOTIFY and the poll).
-   */
+  /** Claims again only when it can bring something, so a busy endpoint costs a claim per batch, not per delivery. */
   private afterAttempt(endpointId: string): void {
     // At or below its cap, a lane with more due takes more (one claim at a time: they coalesce).
     const drained = this.candidates.has(endpointId) && this.lanes.load(endpointId) <= this.settings.endpointConcurrency;
@@ -204,8 +178,7 @@ export class Dispatcher {
         continue;
       }
       const target = taken.send;
-      // The lane's room is free once the receiver has answered; recording follows in a batch,
-      // and the delivery stays leased (not due) until it is recorded.
+      // Lane room frees when the receiver answers; the delivery stays leased until its batch is recorded.
       const send: Promise<void> = this.answer(target)
         .then(({ recorded }) => void recorded.catch((err) => this.notRecorded(target, err)))
         .catch((err) => this.notRecorded(target, err))
@@ -247,10 +220,7 @@ export class Dispatcher {
     return { report, recorded: this.recorder.record(report) };
   }
 
-  /**
-   * A support retry: one attempt of the delivery now, whatever its status, outside the lanes.
-   * Resolves once recorded, with the delivery's status before it; null for an unknown delivery.
-   */
+  /** A support retry: one attempt now, outside the lanes; resolves once recorded (null: unknown delivery). */
   async deliverNow(deliveryId: string, createdAt: Date): Promise<{ report: AttemptReport; previousStatus: string } | null> {
     const target = await this.claims.findTarget(deliveryId, exactly(createdAt));
     if (!target) return null;
@@ -259,10 +229,7 @@ export class Dispatcher {
     return { report, previousStatus: target.status };
   }
 
-  /**
-   * Stops claiming, lets the attempts in flight finish and be recorded, and gives back the
-   * deliveries claimed but not attempted, so another worker takes them at once.
-   */
+  /** Finishes attempts in flight and gives back unsent claims, so another worker takes them without waiting out the lease. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.poll) clearInterval(this.poll);

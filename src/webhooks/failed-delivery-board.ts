@@ -3,30 +3,24 @@ import type { FailedDeliveryJob, JobQueue, Processors } from '../jobs.js';
 import type { AttemptReport } from './attempt-recorder.js';
 import type { Dispatcher } from './dispatcher.js';
 
-/** The dashboard's job for a failed delivery: one per delivery, found by its id. */
+/** The dashboard job id of a failed delivery (one per delivery). */
 export const failedJobId = (deliveryId: string) => `failed-${deliveryId}`;
 
-/** How long finished jobs stay in the dashboard, and how many at most. */
 const KEEP_COMPLETED = { age: 3600, count: 200 };
 const KEEP_FAILED = { age: 30 * 24 * 3600, count: 10_000 };
 
-/** What a failed delivery's job says in the dashboard. */
 const summary = (job: FailedDeliveryJob, error: string | null, status: number | null) =>
   `delivery ${job.deliveryId} (endpoint ${job.endpointId}, ${job.event}) failed: ${error ?? 'no answer'}` +
   `${status === null ? '' : `, last response status ${status}`}`;
 
 /**
- * Failed deliveries as support staff see them in the queue dashboard: each delivery whose
- * attempts are used up is a `failed-delivery` job in the failed list, showing its endpoint, its
- * event and the last answer, and "Retry" there sends it again. BullMQ cannot add a job as
- * failed, so the job's first run fails on purpose, marking it listed; its later runs are
- * support's retries. Support's retries through the API (`deliver` jobs) are here too: one that
- * succeeds takes the delivery off the list.
+ * Failed deliveries as failed `failed-delivery` jobs in the queue dashboard, whose Retry sends again.
+ * BullMQ cannot add a job as failed, so a job's first run fails on purpose; later runs are retries.
  */
 export class FailedDeliveryBoard {
   constructor(private readonly queue: JobQueue<'webhooks'>) {}
 
-  /** Lists deliveries whose attempts are used up; one listed before is listed again with its latest answer. */
+  /** Lists failed deliveries; one already listed is replaced with its latest answer. */
   async list(reports: AttemptReport[]): Promise<void> {
     await this.clear(reports.map((r) => r.target.delivery_id));
     await this.queue.addBulk(
@@ -47,13 +41,13 @@ export class FailedDeliveryBoard {
     );
   }
 
-  /** Takes deliveries off the list (they are due again, or succeeded). */
+  /** Takes deliveries off the list. */
   async clear(deliveryIds: string[]): Promise<void> {
     // A job being retried right now is locked and stays: it completes or fails on its own.
     await Promise.all(deliveryIds.map((id) => this.queue.queue.remove(failedJobId(id)).catch(() => 0)));
   }
 
-  /** The processors of the two jobs, support's retry through the API and a failed delivery's, over the webhooks worker's dispatcher. */
+  /** Processors of `deliver` (API retry) and `failed-delivery` (dashboard retry). */
   processors(dispatcher: Pick<Dispatcher, 'deliverNow'>): Pick<Processors<'webhooks'>, 'deliver' | 'failed-delivery'> {
     const deliverNow = async (deliveryId: string, createdAt: string) => {
       const outcome = await dispatcher.deliverNow(deliveryId, new Date(createdAt));

@@ -7,33 +7,22 @@ import { listen, type Listener } from '../lib/pg-listen.js';
 import type { OutboxRepository } from './outbox.repository.js';
 import { notifyDeliveries, notifyPayload } from './delivery-notifications.js';
 
-/** Events relayed in one transaction at most; a full batch means more are waiting. */
+/** Events per relay transaction; a full batch means more are waiting. */
 export const RELAY_BATCH = 500;
 
-/** How long the relay sleeps when nothing notifies it (a missed notification costs at most this). */
+/** Idle poll: the most a missed notification costs. */
 const POLL_MS = 1000;
 
-/**
- * After a partial batch, the relay waits this long before the next: events commit one status
- * change at a time, and relaying each trickle at once would cost a transaction (and a wake-up
- * of every webhooks worker) per few events. Gathering them costs this much latency.
- */
+/** Pause after a partial batch: relaying each trickle at once would cost a transaction and a wake-up of every worker per few events. */
 const GATHER_MS = 20;
 
-/** How often the relay looks through all of `call_events` for the oldest event not relayed. */
+/** How often the outbox range (oldest unrelayed event) is looked up again. */
 const OUTBOX_RANGE_MS = 10_000;
 
-/**
- * An event's `created_at` is its transaction's start, and it may commit a while later: the
- * outbox range starts this far back, so that one committing late is still seen at once.
- */
+/** `created_at` is the transaction's start, which may commit later: the range reaches this far back to see it at once. */
 const LATE_COMMIT_MS = 5 * 60_000;
 
-/**
- * The relay's loop body: relays a batch from the outbox range, which it looks up again every
- * few seconds. An event older than the range (its transaction began before it and committed
- * after) waits for the next look, seconds at most.
- */
+/** Moves committed events from the outbox into deliveries; see docs/architecture.md#webhook-delivery. */
 export class Relay {
   private range: HistoryRange | null = null;
   private rangeAt = 0;
@@ -52,10 +41,7 @@ export class Relay {
     return this.relayBatch(this.range);
   }
 
-  /**
-   * Where events not relayed yet can be: from the oldest of them (or a few minutes back) to now,
-   * so that the relay's own statements read only the days in the range.
-   */
+  /** The days unrelayed events can be in, so the relay's statements read only those partitions. */
   private async outboxRange(): Promise<HistoryRange> {
     const { oldest, now } = await this.outbox.oldestUnrelayed();
     const lateCommits = new Date(now.getTime() - LATE_COMMIT_MS);
@@ -63,17 +49,8 @@ export class Relay {
   }
 
   /**
-   * Moves new events from the outbox to deliveries: one per event and matching endpoint of the
-   * event's organization (its `event_types` and `outcomes` filters: see
-   * `OutboxRepository.matchingEndpoints`). The fan-out and the event's
-   * `relayed_at` commit together, and (event, endpoint) is unique, so a relay that crashes and
-   * restarts never delivers an event twice to one endpoint. A delivery takes its event's
-   * `created_at` (the partition key of both): the unique index on (event, endpoint, created_at)
-   * is one on (event, endpoint), since an event has one `created_at`. New deliveries are due at
-   * once: the webhooks workers claim them from Postgres, woken by a NOTIFY on
-   * `webhook_deliveries` sent when the batch commits (and by their own polling when a
-   * notification is missed). Only events in `range` are looked at.
-   * Returns how many events it relayed (a full batch means: call again at once).
+   * Fans out one batch. Fan-out, `relayed_at` and the NOTIFY commit together and (event, endpoint)
+   * is unique, so a crashed relay never delivers an event twice to one endpoint.
    */
   private async relayBatch(range: HistoryRange): Promise<number> {
     const { events } = await this.dataSource.transaction(async (em) => {
@@ -93,11 +70,7 @@ export class Relay {
   }
 }
 
-/**
- * The relay process's loop: a batch after another while there are events, woken by the
- * database's NOTIFY on `call_events` when there are none, and polling besides, so it relays
- * while its LISTEN connection is down and reconnecting too.
- */
+/** The relay process's loop: woken by NOTIFY on `call_events`, polling too so it relays while LISTEN is down. */
 export class RelayLoop {
   private stopping = false;
   private wake: (() => void) | null = null;

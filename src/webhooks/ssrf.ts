@@ -5,8 +5,7 @@ import ipaddr from 'ipaddr.js';
 type IPv4 = ipaddr.IPv4;
 type IPv6 = ipaddr.IPv6;
 
-// ipaddr.js keeps the special-purpose registries (loopback, private, link-local where cloud
-// metadata lives, CGNAT, multicast, reserved, ...); anything it does not call 'unicast' is refused.
+// ipaddr.js knows the special-purpose ranges (incl. link-local cloud metadata); all but 'unicast' is refused.
 const isPublic = (address: IPv4 | IPv6) => address.range() === 'unicast';
 
 const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
@@ -14,10 +13,7 @@ const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
 
 const fromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 
-/**
- * The IPv4 addresses an IPv6 address carries (a packet to it can end up at them through a
- * translator or tunnel), [] for none, or null for a prefix that must be refused outright.
- */
+/** IPv4 addresses an IPv6 address can reach through a translator or tunnel; [] none; null: refuse outright. */
 function embeddedIPv4(address: IPv6): IPv4[] | null {
   const p = address.parts;
   switch (address.range()) {
@@ -40,11 +36,7 @@ function embeddedIPv4(address: IPv6): IPv4[] | null {
   }
 }
 
-/**
- * Whether a webhook must not reach `address` unless private networks are allowed. An IPv6
- * address embedding IPv4 is judged by what it embeds. Only the strict textual forms Node
- * connects to are accepted (not `127.1` or `0x7f.0.0.1`); anything else is refused.
- */
+/** Whether `address` is off limits unless private networks are allowed; non-strict forms (`127.1`, `0x7f.0.0.1`) are refused. */
 export function isPrivateAddress(address: string): boolean {
   if (isIP(address) === 0) return true;
   let parsed: IPv4 | IPv6;
@@ -62,9 +54,8 @@ export function isPrivateAddress(address: string): boolean {
 export class RefusedAddressError extends Error {}
 
 /**
- * Resolves `host` at delivery time and returns the address to connect to. Unless private
- * networks are allowed, refuses a host with ANY private address; the request then goes to the
- * address checked here, so a DNS answer that changes in between (rebinding) cannot slip by.
+ * The address to connect to for `host`; refuses a host with ANY private address. The caller
+ * connects to this checked address, so DNS rebinding cannot slip by.
  */
 export async function resolveDestination(host: string, allowPrivate: boolean): Promise<{ address: string; family: 4 | 6 }> {
   const bare = host.replace(/^\[|\]$/g, '');

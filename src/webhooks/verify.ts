@@ -1,24 +1,14 @@
 /**
- * Signing and verifying Ringlane webhook deliveries (SPEC.md §6.2, CONTRACT.md "Standard
- * Webhooks headers"). The delivery worker signs with the `sign*` functions; a receiver
- * verifies with the `verify*` ones. This file imports nothing but `node:crypto`, so a
- * receiver can copy it as it is.
- *
- * Two signatures travel with every delivery, over the same raw body:
- * - `X-Ringlane-Signature: sha256=<hex>`: HMAC-SHA256 of the raw body, keyed by the secret's
- *   UTF-8 bytes.
- * - `webhook-signature: v1,<base64>` (Standard Webhooks): HMAC-SHA256 of
- *   `{webhook-id}.{webhook-timestamp}.{raw body}`, keyed by the base64-decoded part after
- *   `whsec_` when the secret has that form, else by the secret's UTF-8 bytes. The timestamp
- *   is signed too, so a receiver can refuse old deliveries (replay protection).
+ * Signing (`sign*`, the delivery worker) and verifying (`verify*`, receivers) Ringlane webhooks;
+ * see docs/webhooks.md#verifying-a-delivery. Imports only `node:crypto`, so receivers can copy it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** The form of `X-Ringlane-Signature`: this prefix, then 64 hex digits. */
+/** `X-Ringlane-Signature` is this prefix, then 64 hex digits. */
 export const RINGLANE_SIGNATURE_PREFIX = 'sha256=';
 /** A secret of this form holds a base64 key (Standard Webhooks). */
 export const STANDARD_WEBHOOKS_SECRET_PREFIX = 'whsec_';
-/** How far `webhook-timestamp` may be from the receiver's clock by default, in seconds. */
+/** Default allowed skew of `webhook-timestamp`, in seconds. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 const SHA256_BYTES = 32;
@@ -28,7 +18,7 @@ const UNIX_SECONDS = /^\d{1,15}$/;
 
 export type RawBody = Buffer | Uint8Array | string;
 
-/** The Standard Webhooks request headers; Node's `req.headers` fits as it is. */
+/** Node's `req.headers` fits as it is. */
 export interface StandardWebhookHeaders {
   'webhook-id'?: string | string[];
   'webhook-timestamp'?: string | string[];
@@ -51,7 +41,7 @@ const hmac = (key: Buffer | string, ...parts: Buffer[]): Buffer => {
   return mac.digest();
 };
 
-/** Canonical base64 (standard alphabet; padding optional): `text` decoded, else null. */
+/** Decodes canonical base64 (padding optional); null otherwise. */
 function decodeBase64(text: string): Buffer | null {
   if (!BASE64.test(text) || text.length % 4 === 1) return null;
   const bytes = Buffer.from(text, 'base64');
@@ -59,11 +49,7 @@ function decodeBase64(text: string): Buffer | null {
   return bytes.toString('base64').replace(/=+$/, '') === text.replace(/=+$/, '') ? bytes : null;
 }
 
-/**
- * The HMAC key of the Standard Webhooks signature for `secret`: the base64-decoded part after
- * `whsec_`, else the secret's UTF-8 bytes. Null when a `whsec_` secret does not hold valid,
- * non-empty base64 (such a secret cannot sign).
- */
+/** Standard Webhooks HMAC key: base64-decoded after `whsec_`, else the UTF-8 bytes; null for a bad `whsec_` secret. */
 export function standardWebhookKey(secret: string): Buffer | null {
   if (typeof secret !== 'string' || secret.length === 0) return null;
   if (!secret.startsWith(STANDARD_WEBHOOKS_SECRET_PREFIX)) return Buffer.from(secret, 'utf8');
@@ -71,16 +57,12 @@ export function standardWebhookKey(secret: string): Buffer | null {
   return key && key.length > 0 ? key : null;
 }
 
-/** The value of `X-Ringlane-Signature` for `body`: `sha256=<hex HMAC-SHA256 of the raw body>`. */
+/** `X-Ringlane-Signature`: `sha256=<hex HMAC-SHA256 of the raw body, keyed by the secret's UTF-8>`. */
 export function signRinglane(body: RawBody, secret: string): string {
   return RINGLANE_SIGNATURE_PREFIX + hmac(Buffer.from(secret, 'utf8'), bytesOf(body)).toString('hex');
 }
 
-/**
- * The value of `webhook-signature` for one attempt: `v1,<base64 HMAC-SHA256 of
- * "{id}.{timestamp}.{body}">`. Throws when `secret` is a `whsec_` secret without valid base64
- * (the API refuses such secrets, so this means a programming error).
- */
+/** `webhook-signature`: `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`. Throws on a `whsec_` secret without valid base64. */
 export function signStandardWebhook(id: string, timestamp: number | string, body: RawBody, secret: string): string {
   const key = standardWebhookKey(secret);
   if (!key) throw new TypeError('The secret is not usable for Standard Webhooks signatures (whsec_ must be followed by base64).');
@@ -92,10 +74,9 @@ function standardSignature(key: Buffer, id: string, timestamp: string, body: Buf
 }
 
 /**
- * SPEC.md §6.2 verification: true when `signatureHeader` (the value of `X-Ringlane-Signature`)
- * is `sha256=` followed by the hex HMAC-SHA256 of `rawBody` keyed by `secret`. Pass the exact
- * bytes received, before any JSON parsing. The digests are compared in constant time. Any
- * malformed input gives false; this never throws.
+ * True when `signatureHeader` (`X-Ringlane-Signature`) is `sha256=` + hex HMAC-SHA256 of `rawBody`
+ * keyed by `secret`. Pass the exact bytes received, before JSON parsing. Constant-time; false on
+ * malformed input, never throws.
  */
 export function verifyRinglaneSignature(rawBody: Buffer | string, signatureHeader: string | undefined, secret: string): boolean {
   try {
@@ -116,12 +97,10 @@ export function verifyRinglaneSignature(rawBody: Buffer | string, signatureHeade
 const single = (value: string | string[] | undefined): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
 
 /**
- * Standard Webhooks verification: true when `webhook-timestamp` is within
- * `toleranceSeconds` of `now` (older or future-dated deliveries are refused: replay
- * protection) and one of the space-separated `v1,<base64>` signatures of `webhook-signature`
- * is the HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{rawBody}`. Signatures of other
- * versions are ignored. Compared in constant time; false on any malformed input; never throws.
- * Deduplicate on `webhook-id`: it is the same on every attempt of one delivery.
+ * True when `webhook-timestamp` is within `toleranceSeconds` of `now`, past or future (replay
+ * protection), and a `v1,` signature in `webhook-signature` matches `{id}.{timestamp}.{rawBody}`.
+ * Constant-time; false on malformed input, never throws. Deduplicate on `webhook-id` (the same on
+ * every attempt of a delivery).
  */
 export function verifyStandardWebhook(
   rawBody: Buffer | string,

@@ -5,15 +5,13 @@ import { TIMESTAMP } from '../lib/columns.js';
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
 
 /**
- * One event for one endpoint (CONTRACT.md "Webhook delivery"); its attempts are separate
- * rows. Partitioned by day of `created_at`, which is its event's: so the unique key may hold
- * it (Postgres requires the partition key in every unique index) and still mean one delivery
- * per event and endpoint.
+ * One event for one endpoint. Partitioned by its event's `created_at`, so the unique key can
+ * include it (Postgres requires that) and still mean one delivery per event and endpoint.
  */
 @Entity('webhook_deliveries')
 @Index('webhook_deliveries_event_endpoint_key', ['eventId', 'endpointId', 'createdAt'], { unique: true })
 @Index('webhook_deliveries_org_created_idx', ['orgId', 'createdAt', 'id'])
-/** The delivery queue, per endpoint: its open deliveries by due time (claims and the endpoint scan use it). */
+/** The delivery queue: claims and the endpoint scan use it. */
 @Index('webhook_deliveries_endpoint_due_idx', ['endpointId', 'nextAttemptAt'], { where: `status IN ('pending', 'retrying')` })
 @Index('webhook_deliveries_endpoint_created_idx', ['endpointId', 'createdAt'])
 export class WebhookDelivery {
@@ -33,7 +31,7 @@ export class WebhookDelivery {
   @Column({ name: 'event_id', type: 'varchar', length: 40 })
   eventId!: string;
 
-  /** Its event's (null for an operational event). */
+  /** Null for an operational event. */
   @Column({ name: 'call_id', type: 'varchar', length: 40, nullable: true })
   callId!: string | null;
 
@@ -55,7 +53,7 @@ export class WebhookDelivery {
   @Column({ name: 'last_response_status', type: 'integer', nullable: true })
   lastResponseStatus!: number | null;
 
-  /** Its event's `created_at` (the relay copies it): the partition key. */
+  /** The event's `created_at`: the partition key. */
   @PrimaryColumn({ name: 'created_at', ...TIMESTAMP, default: () => 'now()', primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   createdAt!: Date;
 

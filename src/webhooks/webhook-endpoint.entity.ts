@@ -2,7 +2,7 @@ import { Column, Entity, Index } from 'typeorm';
 import { TIMESTAMP } from '../lib/columns.js';
 import { OrgOwned } from '../orgs/org-owned.js';
 
-/** Where an organization's call events are delivered, signed with its secret (SPEC.md §2.5). */
+/** Where an organization's events are delivered (SPEC.md §2.5). */
 @Entity('webhook_endpoints')
 @Index('webhook_endpoints_org_created_idx', ['orgId', 'createdAt', 'id'])
 export class WebhookEndpoint extends OrgOwned {
@@ -12,15 +12,15 @@ export class WebhookEndpoint extends OrgOwned {
   @Column({ type: 'varchar', length: 2048 })
   url!: string;
 
-  /** Signs every delivery; write-only through the API (responses show `has_secret`). */
+  /** Write-only through the API (responses show `has_secret`). */
   @Column({ type: 'varchar', length: 512, select: false })
   secret!: string;
 
-  /** Events to deliver (src/events/event-types.ts); empty = every call event. */
+  /** Empty = every call event (operational events only when listed). */
   @Column({ name: 'event_types', type: 'text', array: true, default: () => "'{}'" })
   eventTypes!: string[];
 
-  /** Outcomes of the call events to deliver; empty = every one (operational events have none). */
+  /** Empty = every outcome. */
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   outcomes!: string[];
 
@@ -36,25 +36,22 @@ export class WebhookEndpoint extends OrgOwned {
   @Column({ type: 'boolean', default: false })
   disabled!: boolean;
 
-  /** The secret before the last rotation: write-only, it signs too until `previousSecretExpiresAt`. */
+  /** Write-only; signs too until `previousSecretExpiresAt`. */
   @Column({ name: 'previous_secret', type: 'varchar', length: 512, nullable: true, select: false })
   previousSecret!: string | null;
 
   @Column({ name: 'previous_secret_expires_at', ...TIMESTAMP, nullable: true })
   previousSecretExpiresAt!: Date | null;
 
-  /** Deliveries per second, across every webhooks worker; null: no limit. */
+  /** Per second, across every webhooks worker; null: no limit. */
   @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
   rateLimitPerSecond!: number | null;
 
-  /**
-   * The end of the last send slot a claim handed out (kept by the claims of a rate-limited
-   * endpoint). Microseconds, not the API's milliseconds: slots of 1/rate s must not shrink by rounding.
-   */
+  /** End of the last send slot handed out. Microseconds, unlike TIMESTAMP: 1/rate s slots must not shrink by rounding. */
   @Column({ name: 'paced_until', type: 'timestamptz', nullable: true })
   pacedUntil!: Date | null;
 
-  /** Start of the current run of failed attempts (null once one succeeds). */
+  /** Start of the current failure streak; null once an attempt succeeds. */
   @Column({ name: 'failing_since', ...TIMESTAMP, nullable: true })
   failingSince!: Date | null;
 }

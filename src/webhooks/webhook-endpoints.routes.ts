@@ -11,10 +11,7 @@ import {
 } from './webhook-endpoints.schemas.js';
 import type { WebhookEndpointsService } from './webhook-endpoints.service.js';
 
-/**
- * `/v1/webhook-endpoints` (SPEC.md §4.4, CONTRACT.md "Webhook endpoint"; the secret rotation of
- * CONTRACT.md §4): writes need `webhooks`, reads need none; usable inside a tenant.
- */
+/** `/v1/webhook-endpoints` (SPEC.md §4.4): writes need `webhooks`, reads none; usable inside a tenant. */
 export function webhookEndpointRoutes(api: ApiRouter, endpoints: WebhookEndpointsService): void {
   resourceRoutes(api, {
     path: '/webhook-endpoints',

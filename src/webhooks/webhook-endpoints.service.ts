@@ -8,10 +8,7 @@ import { notifyDeliveries } from './delivery-notifications.js';
 import type { WebhookEndpointsRepository, WebhookEndpointView } from './webhook-endpoints.repository.js';
 import { assertCustomization, type SecretRotationInput, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
 
-/**
- * The organization's webhook endpoints (SPEC.md §2.5, §4.4). Re-enabling a disabled one
- * (`disabled: false`) also ends its failure streak (see `WebhookEndpointsRepository.update`).
- */
+/** The organization's webhook endpoints (SPEC.md §2.5, §4.4). */
 export class WebhookEndpointsService implements ResourceService<WebhookEndpointInput, WebhookEndpointChanges, WebhookEndpointsQuery, WebhookEndpointView> {
   readonly resource: string;
 
@@ -35,13 +32,8 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
   }
 
   /**
-   * A change of `field_aliases` or `extra_payload` is checked against the maps the endpoint
-   * will have: the changed ones with the stored others (a new `extra_payload` can collide
-   * with stored aliases). The row is read FOR UPDATE in the writing transaction, so two
-   * concurrent changes, each fine against what it read, cannot together store a collision.
-   * Other changes leave the maps alone and do not check them. Disabling an endpoint makes its
-   * pending deliveries wait (not due); enabling it makes them due at once, and the webhooks
-   * workers are told.
+   * Changed maps are checked with the stored others (new `extra_payload` can collide with stored
+   * aliases), on a row read FOR UPDATE so two concurrent changes cannot together store a collision.
    */
   async update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
     const mapsChange = changes.field_aliases !== undefined || changes.extra_payload !== undefined;
@@ -60,15 +52,12 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
     });
   }
 
-  /**
-   * CONTRACT.md §4 "Webhook secret rotation": a new secret, and the one it replaces signing
-   * beside it for `overlap_seconds` (see `WebhookEndpointsRepository.rotateSecret`).
-   */
+  /** CONTRACT.md §4 "Webhook secret rotation". */
   async rotateSecret(actor: Actor, id: string, rotation: SecretRotationInput): Promise<WebhookEndpointView> {
     return presentRow(await this.endpoints.rotateSecret(this.db.manager, actor.org.id, id, rotation.secret, rotation.overlap_seconds));
   }
 
-  /** Forgets the previous secrets of ended overlaps (the maintenance worker's `purge-expired`); returns how many. */
+  /** For the maintenance worker's `purge-expired`; returns how many. */
   forgetExpiredSecrets(): Promise<number> {
     return this.endpoints.forgetExpiredSecrets();
   }

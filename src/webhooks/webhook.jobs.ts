@@ -1,10 +1,10 @@
 import type { JobQueue } from '../jobs.js';
 
-/** Typed producers of the `webhooks` queue. Deliveries themselves are claimed from Postgres, not queued. */
+/** Producers of the `webhooks` queue (support jobs; deliveries are claimed from Postgres). */
 export class WebhookJobs {
   constructor(readonly queue: JobQueue<'webhooks'>) {}
 
-  /** A support retry, now (a fresh job id: it always runs). */
+  /** A fresh job id each time, so it always runs. */
   async retryNow(deliveryId: string, createdAt: Date): Promise<void> {
     const keep = { age: 3600, count: 200 };
     await this.queue.add('deliver', { deliveryId, createdAt: createdAt.toISOString() }, { attempts: 1, removeOnComplete: keep, removeOnFail: keep });
