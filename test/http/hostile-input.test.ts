@@ -404,6 +404,23 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
     }
   });
 
+  it('a forged cursor holding a time no row can have is 400 invalid_request on every list, never a 500', async () => {
+    const forged = ['-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '0000-01-01T00:00:00.000Z'].map((at) =>
+      Buffer.from(JSON.stringify([at, 'x'])).toString('base64url'),
+    );
+    const lists = app.routes.filter((route) => route.method === 'get' && 'cursor' in ((route.query?.describe().keys ?? {}) as object));
+    expect(lists.length, 'list routes').to.be.at.least(17);
+    for (const route of lists) {
+      const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
+      for (const cursor of forged) {
+        const res = await send(route, valid, { query: queryString({ ...valid.query, cursor }) });
+        expect(res.status, `${route.path} with ${cursor}: ${res.text.slice(0, 300)}`).to.equal(400);
+        expect(res.body.error.code).to.equal('invalid_request');
+        expect(res.body.error.details.map((d: { path: string }) => d.path)).to.include('cursor');
+      }
+    }
+  });
+
   it('every body field, nested fields included', async () => {
     for (const route of app.routes) {
       const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
