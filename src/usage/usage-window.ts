@@ -38,10 +38,13 @@ export const floorHour = (at: Date): Date => new Date(Math.floor(at.getTime() / 
 /** `at` if it starts a UTC hour, else the start of the next hour. */
 export const ceilHour = (at: Date): Date => new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
 
+/** The error of a `since` or `until` that is not a time (src/http/schemas.ts `timeInput`). */
+export const invalidBound = (name: string) => new InvalidWindowError(`${name} must be an ISO 8601 UTC timestamp ending in Z, such as 2026-11-01T00:00:00Z.`);
+
 function parseBound(name: string, value: unknown): Date | undefined {
   if (value === undefined) return undefined;
   const parsed = parseUtcTimestamp(value);
-  if (!parsed) throw new InvalidWindowError(`${name} must be an ISO 8601 UTC timestamp ending in Z, such as 2026-11-01T00:00:00Z.`);
+  if (!parsed) throw invalidBound(name);
   return parsed;
 }
 

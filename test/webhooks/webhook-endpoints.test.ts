@@ -294,6 +294,23 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expect(expectStatus(await owner.get(one), 200).body).to.deep.equal(endpoint);
     });
 
+    it('recover refuses a since no delivery can have (before year 1, such as -004714-11-24T00:00:00Z) at the request', async () => {
+      const { endpoint } = await create();
+      for (const since of ['-004714-11-24T00:00:00Z', '-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '0000-12-31T00:00:00Z']) {
+        expectInvalid(await owner.post(`${PATH}/${endpoint.id}/recover`, { since }), 'since');
+      }
+      expectStatus(await owner.post(`${PATH}/${endpoint.id}/recover`, { since: '0001-01-01T00:00:00Z' }), 202);
+    });
+
+    it('recover takes since only as a real ISO 8601 UTC time ending in Z (YYYY-MM-DDTHH:MM:SS(.fraction)Z)', async () => {
+      const { endpoint } = await create();
+      for (const since of ['2026-01-01', '2026-01-01T00:00:00+05:00', '2026-01-01T00:00Z', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', '2026-01-01t00:00:00z']) {
+        expectInvalid(await owner.post(`${PATH}/${endpoint.id}/recover`, { since }), 'since');
+      }
+      const accepted = expectStatus(await owner.post(`${PATH}/${endpoint.id}/recover`, { since: '2026-01-01T00:00:00.5Z' }), 202).body;
+      expect(accepted).to.deep.equal({ endpoint_id: endpoint.id, since: '2026-01-01T00:00:00.500Z', status: 'accepted' });
+    });
+
     it('names the problem in the message', async () => {
       const error = expectInvalid(await owner.post(PATH, endpointBody({ custom_headers: { Host: 'x' } })), 'custom_headers.Host');
       expect(error.message).to.include('Host');
