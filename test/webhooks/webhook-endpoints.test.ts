@@ -221,6 +221,8 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['a missing secret', { secret: undefined }, 'secret'],
       ['a secret of 7 characters', { secret: '1234567' }, 'secret'],
       ['a secret of 513 characters', { secret: 'x'.repeat(513) }, 'secret'],
+      ['a secret of spaces', { secret: ' '.repeat(12) }, 'secret'],
+      ['a secret of whitespace only', { secret: ' \t\r\n\u00a0\u2003   ' }, 'secret'],
       ['a whsec_ secret that is not base64', { secret: 'whsec_this is not base64!' }, 'secret'],
       ['a whsec_ secret with broken padding', { secret: 'whsec_QUJD=' }, 'secret'],
       ['missing outcomes', { outcomes: undefined }, 'outcomes'],
@@ -280,6 +282,7 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.patch(one, { url: 'mailto:a@example.com' }), 'url');
       expectInvalid(await owner.patch(one, { url: 'https://a:b@example.com' }), 'url');
       expectInvalid(await owner.patch(one, { secret: 'short' }), 'secret');
+      expectInvalid(await owner.patch(one, { secret: ' '.repeat(12) }), 'secret');
       expectInvalid(await owner.patch(one, { outcomes: ['maybe'] }), 'outcomes.0');
       expectInvalid(await owner.patch(one, { event_types: ['tenant.deleted'] }), 'event_types.0');
       expectInvalid(await owner.patch(one, { custom_headers: { 'Content-Length': '1' } }), 'custom_headers.Content-Length');
