@@ -256,6 +256,16 @@ describe('events feed (CONTRACT.md §4 "Events feed")', () => {
       expect(await lowEvents(org)).to.have.lengthOf(2);
     });
 
+    it('takes a threshold up to 10^12 inclusive, as documented, and refuses 10^12 plus a micro-unit', async () => {
+      const org = await createOrg();
+      for (const top of ['1000000000000', '1000000000000.000000']) {
+        expect(expectStatus(await patchOrg(org.id, { low_balance_threshold: top }), 200).body.low_balance_threshold).to.equal('1000000000000.000000');
+      }
+      const error = expectInvalid(await patchOrg(org.id, { low_balance_threshold: '1000000000000.000001' }), 'low_balance_threshold');
+      expect(error.message).to.include('1000000000000.000000');
+      expectInvalid(await patchOrg(org.id, { low_balance_threshold: '10000000000000' }), 'low_balance_threshold');
+    });
+
     it('refuses a threshold that is not a non-negative amount', async () => {
       const org = await createOrg();
       for (const bad of ['-1', 'ten', '1.0000001', 5, true]) {
