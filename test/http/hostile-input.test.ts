@@ -5,6 +5,7 @@ import type Joi from 'joi';
 import request from 'supertest';
 import type { RinglaneApp } from '../../src/app.js';
 import type { RouteDoc } from '../../src/http/route-doc.js';
+import { idParamsResource } from '../../src/http/schemas.js';
 import { db } from '../helpers/db.js';
 import { addMember, bearer, newApp, operator, uniqueEmail } from '../helpers/api.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
@@ -385,6 +386,23 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
           expect(status, `${route.path} :${name}=${value.slice(0, 40)}`).to.be.oneOf([400, 404]);
         }
         await fc.assert(fc.asyncProperty(randomUrl, async (value) => void (await probe(route, `:${name}=${value}`, () => send(route, valid, { path: at(value || 'x') })))), { numRuns: 5 });
+      }
+    }
+  });
+
+  it('a path id that does not percent-decode is 404 <resource>_not_found in the error shape, as an unknown id, on every route', async () => {
+    const routes = app.routes.filter((route) => route.params);
+    expect(routes.length, 'routes with a path parameter').to.be.at.least(30);
+    for (const route of routes) {
+      const resource = idParamsResource(route.params!);
+      expect(resource, `${route.path}: the resource of its id`).to.be.a('string');
+      const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
+      for (const value of ['%ff', '%E0%A4%A', 'a%', 'evt_%zz']) {
+        const res = await send(route, valid, { path: route.path.replace(/:(\w+)/, value) });
+        const label = `${route.method.toUpperCase()} ${route.path} with ${value}: ${res.text.slice(0, 300)}`;
+        expect(res.status, label).to.equal(404);
+        expect(res.type, label).to.equal('application/json');
+        expect(res.body.error.code, label).to.equal(`${resource}_not_found`);
       }
     }
   });
