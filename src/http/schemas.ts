@@ -89,6 +89,16 @@ export const e164 = () =>
     .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });
 
 /**
+ * A phone number filter in a query string, E.164. An unencoded `+` there decodes to a space
+ * (`?phone_number=+14155550123`, as the docs write it) and no E.164 number begins with one:
+ * a leading space is read as `+`.
+ */
+export const e164Filter = () =>
+  e164()
+    .replace(/^ /, '+')
+    .description('E.164, such as `+14155550123`; an unencoded `+` (read as a space in a query string) is taken as `+`.');
+
+/**
  * An id in a body or a query naming another resource. Only its length is checked here: one
  * that names nothing of the organization's is the service's 404 `<resource>_not_found`.
  */
