@@ -3,6 +3,7 @@
 import { Presets, SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import Joi from 'joi';
+import { timeInput } from '../src/http/schemas.js';
 import { validate } from '../src/http/validate.js';
 import type { Micros } from '../src/lib/money.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
@@ -75,8 +76,8 @@ async function run(action: (services: Runtime['services']) => Promise<unknown>):
 const retryFilterSchema = Joi.object({
   endpointId: Joi.string().max(40),
   orgId: Joi.string().max(40),
-  since: Joi.date().iso(),
-  until: Joi.date().iso(),
+  since: timeInput().custom((value: string) => new Date(value)),
+  until: timeInput().custom((value: string) => new Date(value)),
 }).or('endpointId', 'orgId', 'since', 'until');
 
 const program = new Command('ops').description('Ringlane operator commands; each prints JSON.');
@@ -135,8 +136,8 @@ program
   .description('send failed webhook deliveries again (by endpoint, organization, creation time); progress on stderr')
   .option('--endpoint <endpoint_id>')
   .option('--org <org_id>')
-  .option('--since <time>', 'ISO 8601, deliveries created at or after')
-  .option('--until <time>', 'ISO 8601, deliveries created before')
+  .option('--since <time>', 'ISO 8601 UTC ending in Z, deliveries created at or after')
+  .option('--until <time>', 'ISO 8601 UTC ending in Z, deliveries created before')
   .action((flags: { endpoint?: string; org?: string; since?: string; until?: string }) =>
     run(async ({ webhookDeliveries: deliveries }) => {
       const filter = validate<FailedFilter>(retryFilterSchema, {

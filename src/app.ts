@@ -17,7 +17,7 @@ import { healthRoutes } from './http/health.js';
 import { openApiRoute } from './http/openapi.js';
 import { requestLog } from './http/request-log.js';
 import { IdempotentRequests } from './idempotency/idempotent.js';
-import { refuseUnreadableInput } from './http/input-guard.js';
+import { literalUndecodablePath, refuseUnreadableInput } from './http/input-guard.js';
 import type { RouteDoc } from './http/route-doc.js';
 import { inviteRoutes } from './orgs/invites.routes.js';
 import { metricsRoute, queueDashboard } from './admin/ops.routes.js';
@@ -76,6 +76,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
   if (deps.inspect) app.use(deps.inspect);
   app.use(requestLog());
+  app.use(literalUndecodablePath);
   app.use(express.json({ limit: '1mb' }));
   app.use(refuseUnreadableInput);
   app.use(healthRoutes(db, redis));

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { e164, isoTime, responseSchema } from '../http/schemas.js';
+import { e164, e164Filter, isoTime, responseSchema } from '../http/schemas.js';
 
 /** Free-form data the organization keeps on a contact. */
 const MAX_METADATA_KEYS = 50;
@@ -23,7 +23,7 @@ export const createContactSchema = Joi.object({
 export const updateContactSchema = Joi.object(fields).min(1);
 
 /** `GET /v1/contacts`, optionally only the contact with one phone number. */
-export const listContactsQuery = Joi.object({ ...pageQuery, phone_number: e164() });
+export const listContactsQuery = Joi.object({ ...pageQuery, phone_number: e164Filter() });
 
 /** A contact, as every contacts route answers it. */
 export const contactSchema = responseSchema('Contact', {

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { pageQuery } from '../http/pagination.js';
-import { e164, idParams, isoTime, responseSchema } from '../http/schemas.js';
+import { e164, e164Filter, idParams, isoTime, responseSchema } from '../http/schemas.js';
 
 /** `POST /v1/do-not-call {"phone_number": "+E164", "reason"?: string}` (CONTRACT.md §4). */
 export const createDoNotCallSchema = Joi.object({
@@ -14,7 +14,7 @@ export interface CreateDoNotCallInput {
 }
 
 /** `GET /v1/do-not-call`, optionally only the entry of one phone number. */
-export const listDoNotCallQuery = Joi.object({ ...pageQuery, phone_number: e164() });
+export const listDoNotCallQuery = Joi.object({ ...pageQuery, phone_number: e164Filter() });
 
 /** An unknown entry id is 404 `do_not_call_entry_not_found`. */
 export const doNotCallIdParams = idParams('do_not_call_entry');

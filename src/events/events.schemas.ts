@@ -5,15 +5,15 @@ import type { PageParams } from '../lib/pagination.js';
 import { EVENT_TYPES, type EventType } from './event-types.js';
 
 /** A time filter of the feed, as a Date. */
-const timeFilter = () => timeInput().custom((value: string) => new Date(value));
+const timeFilter = (what: string) => timeInput(what).custom((value: string) => new Date(value));
 
 /** `GET /v1/events` (CONTRACT.md §4 "Events feed"): the list query and its filters. */
 export const listEventsQuery = Joi.object({
   ...pageQuery,
   type: Joi.string().valid(...EVENT_TYPES),
   call_id: idReference(),
-  created_after: timeFilter().description('only events created after this time'),
-  created_before: timeFilter().description('only events created before this time'),
+  created_after: timeFilter('only events created after this time'),
+  created_before: timeFilter('only events created before this time'),
 });
 
 export interface EventFilters {

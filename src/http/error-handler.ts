@@ -24,14 +24,6 @@ function fromBodyParser(err: HttpError): AppError | null {
   return new InvalidRequestError(`The request body could not be read: ${reason}.`, [{ path: 'body', message: reason }]);
 }
 
-/** Client errors raised by Express itself, such as a path with broken percent-encoding (URIError, status 400). */
-function fromExpress(err: unknown): AppError | null {
-  if (!(err instanceof URIError) || (err as { status?: number }).status !== 400) return null;
-  return new InvalidRequestError(`The request could not be read: ${err.message}.`, [
-    { path: 'request', message: err.message },
-  ]);
-}
-
 /** Unknown route: 404 `not_found`. */
 export const notFound: RequestHandler = (req) => {
   throw new AppError(404, 'not_found', `No route ${req.method} ${req.path}.`);
@@ -42,7 +34,7 @@ export const notFound: RequestHandler = (req) => {
  * AppError is logged with the request id and answered 500 `internal_error`, without internals.
  */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const known = err instanceof AppError ? err : (fromBodyParser(err) ?? fromExpress(err));
+  const known = err instanceof AppError ? err : fromBodyParser(err);
   const requestId = res.locals.requestId as string | undefined;
   if (res.headersSent) {
     logger.error({ err, reqId: requestId }, 'error after the response started');

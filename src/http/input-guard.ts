@@ -48,3 +48,30 @@ export const refuseUnreadableInput: RequestHandler = (req, _res, next) => {
   if (problem) throw new InvalidRequestError(`The request cannot be accepted: ${problem.message}.`, [problem]);
   next();
 };
+
+const decodes = (segment: string): boolean => {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Takes a path segment that does not percent-decode (`/v1/events/%ff`) literally, its `%` as
+ * `%25`, before routing: Express would refuse the whole request with its own error; this way
+ * the route answers as for any id that cannot exist (404 `<resource>_not_found`, `idParams`).
+ */
+export const literalUndecodablePath: RequestHandler = (req, _res, next) => {
+  const end = req.url.indexOf('?');
+  const path = end === -1 ? req.url : req.url.slice(0, end);
+  if (path.includes('%')) {
+    const literal = path
+      .split('/')
+      .map((segment) => (decodes(segment) ? segment : segment.replace(/%/g, '%25')))
+      .join('/');
+    if (literal !== path) req.url = literal + (end === -1 ? '' : req.url.slice(end));
+  }
+  next();
+};

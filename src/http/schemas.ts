@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { NotFoundError } from '../lib/errors.js';
 import { ID_PATTERN } from '../lib/ids.js';
 import { formatMoney, MAX_RATE_MICROS, parseMoney, type Micros } from '../lib/money.js';
+import { parseUtcTimestamp, UTC_TIME } from '../lib/time.js';
 
 /**
  * A decimal amount such as "12.50" or "-3" (at most 6 fractional digits) of at most `limit`
@@ -29,12 +30,25 @@ export const responseSchema = (name: string, keys: Joi.PartialSchemaMap) => Joi.
 /** A time as the API writes it: ISO 8601 UTC (CONTRACT.md §2 "Times"). */
 export const isoTime = () => Joi.string().isoDate();
 
-/** A time in a request (a body field or a query filter): ISO 8601, such as "2026-05-01T09:00:00Z", converted to UTC. */
-export const timeInput = () =>
+const TIME_INPUT_RULE = 'ISO 8601 UTC ending in Z, `YYYY-MM-DDTHH:MM:SS` with an optional fraction (such as `2026-05-01T09:00:00Z`): a real calendar date and time of the years 0001 to 9999.';
+
+/**
+ * A time in a request (a body field or a query filter), the one rule of every time input:
+ * ISO 8601 UTC, `YYYY-MM-DDTHH:MM:SS(.fraction)Z` (see `parseUtcTimestamp`), a real calendar
+ * date of the years 0001-9999, taken as given. No `.isoDate()`: it rewrites the value (an
+ * offset, a date alone, 30 February rolled over) before any other rule sees it.
+ */
+export const timeInput = (what?: string) =>
   Joi.string()
-    .isoDate()
-    .pattern(/Z$/)
-    .messages({ 'string.pattern.base': '{{#label}} must be an ISO 8601 UTC time ending in Z' });
+    .pattern(UTC_TIME)
+    // The pattern refuses a malformed value; this, a well-formed one that is no real time.
+    .custom((value: string, helpers) => (UTC_TIME.test(value) && !parseUtcTimestamp(value) ? helpers.error('time.invalid') : value))
+    .meta({ format: 'date-time' })
+    .description(`${what ? `${what}: ` : ''}${TIME_INPUT_RULE}`)
+    .messages({
+      'string.pattern.base': '{{#label}} must be an ISO 8601 UTC time of the form YYYY-MM-DDTHH:MM:SS(.fraction)Z, such as "2026-05-01T09:00:00Z"',
+      'time.invalid': '{{#label}} must be a real date and time (UTC, years 0001 to 9999), such as "2026-05-01T09:00:00Z"',
+    });
 
 /** An amount as the API writes it: a decimal string with exactly 6 fractional digits (CONTRACT.md §2 "Money"). */
 export const amount = () => Joi.string().pattern(/^-?\d+\.\d{6}$/);
@@ -73,6 +87,16 @@ export const e164 = () =>
   Joi.string()
     .pattern(/^\+[1-9]\d{6,14}$/)
     .messages({ 'string.pattern.base': '{{#label}} must be an E.164 phone number, such as "+14155550123"' });
+
+/**
+ * A phone number filter in a query string, E.164. An unencoded `+` there decodes to a space
+ * (`?phone_number=+14155550123`, as the docs write it) and no E.164 number begins with one:
+ * a leading space is read as `+`.
+ */
+export const e164Filter = () =>
+  e164()
+    .replace(/^ /, '+')
+    .description('E.164, such as `+14155550123`; an unencoded `+` (read as a space in a query string) is taken as `+`.');
 
 /**
  * An id in a body or a query naming another resource. Only its length is checked here: one

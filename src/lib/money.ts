@@ -12,7 +12,9 @@ export const MAX_ADJUSTMENT_MICROS = 1_000_000_000n * 1_000_000n;
 /** Leaves room below the bigint limit. */
 export const MAX_BALANCE_MICROS = 1_000_000_000_000n * 1_000_000n;
 
-const DECIMAL = /^(-)?(\d{1,12})(?:\.(\d{1,6}))?$/;
+// 13 whole digits: a balance may reach 10^12 (MAX_BALANCE_MICROS), and what is written reads back.
+// Every amount taken is bounded by its own limit after this (see `money` in src/http/schemas.ts).
+const DECIMAL = /^(-)?(\d{1,13})(?:\.(\d{1,6}))?$/;
 
 /** Parses "12", "-1.5" or "0.000001" into micros; returns null for anything else. */
 export function parseMoney(text: string): Micros | null {

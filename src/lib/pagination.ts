@@ -1,6 +1,7 @@
 import { InvalidRequestError } from './errors.js';
 import { ID_PATTERN } from './ids.js';
 import type { Where } from './sql.js';
+import { parseUtcTimestamp } from './time.js';
 
 export interface PageParams {
   limit: number;
@@ -33,10 +34,11 @@ const invalidCursor = () =>
 function decodeCursor(cursor: string): [Date, string] {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    // Only what encodeCursor makes: an ISO timestamp that round-trips, and an id.
-    const createdAt = new Date(at);
-    if (typeof at !== 'string' || typeof id !== 'string' || !ID_PATTERN.test(id)) throw new Error('bad cursor');
-    if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) throw new Error('bad cursor');
+    // Only what encodeCursor makes: an ISO timestamp that round-trips, and an id. The time is
+    // one a row can have (years 0001-9999): Postgres refuses one before 4713 BC with an error.
+    const createdAt = parseUtcTimestamp(at);
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new Error('bad cursor');
+    if (!createdAt || createdAt.toISOString() !== at) throw new Error('bad cursor');
     return [createdAt, id];
   } catch {
     throw invalidCursor();

@@ -1,4 +1,5 @@
 import { AppError } from '../lib/errors.js';
+import { parseUtcTimestamp } from '../lib/time.js';
 
 /** SPEC.md §8: a usage window spans at most 366 days. */
 export const MAX_WINDOW_DAYS = 366;
@@ -19,26 +20,6 @@ export interface UsageWindow {
   until: Date;
 }
 
-/** `2026-11-01T00:00:00Z`, optionally with 1 to 9 fractional digits; always UTC with `Z`. */
-const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
-const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-/** ISO 8601 UTC with `Z` only, else null; sub-ms digits round up (times are stored to the ms, so the same rows are selected). */
-export function parseUtcTimestamp(text: unknown): Date | null {
-  if (typeof text !== 'string') return null;
-  const m = ISO_UTC.exec(text);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const fraction = (m[7] ?? '').padEnd(9, '0');
-  if (year < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
-  date.setUTCFullYear(year, month - 1, day); // not Date.UTC, which reads the years 0-99 as 1900-1999
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
-  const micro = Number(fraction.slice(3));
-  const ms = date.getTime() + Number(fraction.slice(0, 3)) + (micro > 0 ? 1 : 0);
-  return ms > LATEST ? null : new Date(ms);
-}
-
 function monthStart(year: number, monthIndex: number): Date {
   const date = new Date(0);
   date.setUTCFullYear(year, monthIndex, 1); // not Date.UTC, which reads the years 0-99 as 1900-1999
@@ -57,10 +38,13 @@ export const floorHour = (at: Date): Date => new Date(Math.floor(at.getTime() / 
 /** `at` if it starts a UTC hour, else the start of the next hour. */
 export const ceilHour = (at: Date): Date => new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
 
+/** The error of a `since` or `until` that is not a time (src/http/schemas.ts `timeInput`). */
+export const invalidBound = (name: string) => new InvalidWindowError(`${name} must be an ISO 8601 UTC timestamp ending in Z, such as 2026-11-01T00:00:00Z.`);
+
 function parseBound(name: string, value: unknown): Date | undefined {
   if (value === undefined) return undefined;
   const parsed = parseUtcTimestamp(value);
-  if (!parsed) throw new InvalidWindowError(`${name} must be an ISO 8601 UTC timestamp ending in Z, such as 2026-11-01T00:00:00Z.`);
+  if (!parsed) throw invalidBound(name);
   return parsed;
 }
 

@@ -1,11 +1,15 @@
 import Joi from 'joi';
-import { amount, isoTime, responseSchema } from '../http/schemas.js';
+import { amount, isoTime, responseSchema, timeInput } from '../http/schemas.js';
+import { invalidBound } from './usage-window.js';
+
+/** A bound of the window: a time as every time input, else 400 `invalid_window` (CONTRACT.md "Usage"). */
+const bound = (name: string) => timeInput().error(() => invalidBound(name));
 
 /**
  * `GET /v1/tenants/{id}/usage` query: only `since` and `until` (anything else is 400
- * `invalid_request`). Their format is checked by the usage window (400 `invalid_window`).
+ * `invalid_request`); the usage window checks the window they make.
  */
-export const usageQuery = Joi.object({ since: Joi.any(), until: Joi.any() });
+export const usageQuery = Joi.object({ since: bound('since'), until: bound('until') });
 
 export interface UsageQuery {
   since?: unknown;

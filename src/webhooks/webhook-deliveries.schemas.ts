@@ -14,7 +14,7 @@ export const listDeliveriesQuery = Joi.object({
 export const deliveryIdParams = idParams('webhook_delivery');
 export const endpointIdParams = idParams('webhook_endpoint');
 
-export const recoverSchema = Joi.object({ since: timeInput().required() });
+export const recoverSchema = Joi.object({ since: timeInput('re-send every failed delivery of the endpoint created since this time').required() });
 
 export interface DeliveryFilters {
   endpoint_id?: string;

@@ -86,6 +86,8 @@ export function webhookSecretProblem(secret: string): string | null {
   if (secret.length < MIN_SECRET_LENGTH || secret.length > MAX_SECRET_LENGTH) {
     return `must be ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters long`;
   }
+  // Any text signs (its UTF-8 bytes), but one of whitespace alone is a mistake, never a secret.
+  if (secret.trim() === '') return 'must not be blank (whitespace only)';
   if (secret.startsWith(STANDARD_WEBHOOKS_SECRET_PREFIX) && standardWebhookKey(secret) === null) {
     return `must be valid base64 after "${STANDARD_WEBHOOKS_SECRET_PREFIX}"`;
   }

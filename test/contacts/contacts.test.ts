@@ -60,6 +60,19 @@ describe('contacts (CONTRACT.md "Other areas": POST /v1/contacts)', () => {
     expectInvalid(await owner.get('/v1/contacts?phone_number=555-0123'), 'phone_number');
   });
 
+  it('reads the phone_number filter as the api guide writes it, with an unencoded + (which a query string decodes as a space)', async () => {
+    const phone = uniqueNumber();
+    const wanted = expectStatus(await owner.post('/v1/contacts', { name: 'Pasted', phone_number: phone }), 201).body;
+    for (const given of [phone, `%2B${phone.slice(1)}`, `%20${phone.slice(1)}`]) {
+      expect(expectStatus(await owner.get(`/v1/contacts?phone_number=${given}`), 200).body, given).to.deep.equal({ data: [wanted], next_cursor: null });
+    }
+    // Only a leading space stands for the +; a body takes the number as written.
+    for (const given of [`++${phone.slice(1)}`, `%20%20${phone.slice(1)}`, `${phone.slice(0, 4)}+${phone.slice(4)}`, phone.slice(1)]) {
+      expectInvalid(await owner.get(`/v1/contacts?phone_number=${given}`), 'phone_number');
+    }
+    expectInvalid(await owner.post('/v1/contacts', { name: 'Spaced', phone_number: ` ${uniqueNumber().slice(1)}` }), 'phone_number');
+  });
+
   describe('metadata', () => {
     const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
 

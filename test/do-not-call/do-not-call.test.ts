@@ -40,6 +40,17 @@ describe('do-not-call lists', function () {
       expect(expectStatus(await org.get(`/v1/do-not-call?phone_number=${encodeURIComponent(uniquePhone())}`), 200).body.data).to.deep.equal([]);
     });
 
+    it('reads the phone_number filter with an unencoded + (which a query string decodes as a space) as +', async () => {
+      const org = asCaller((await createOrg()).key);
+      const number = uniquePhone();
+      const entry = await listed(org, number);
+      for (const given of [number, `%2B${number.slice(1)}`, `%20${number.slice(1)}`]) {
+        expect(expectStatus(await org.get(`/v1/do-not-call?phone_number=${given}`), 200).body, given).to.deep.equal({ data: [entry], next_cursor: null });
+      }
+      expectError(await org.get(`/v1/do-not-call?phone_number=%20%20${number.slice(1)}`), 400, 'invalid_request');
+      expectError(await list(org, ` ${uniquePhone().slice(1)}`), 400, 'invalid_request');
+    });
+
     it('a number already on the organization’s list is 409 already_listed; another organization may list it', async () => {
       const [mine, theirs] = [asCaller((await createOrg()).key), asCaller((await createOrg()).key)];
       const number = uniquePhone();

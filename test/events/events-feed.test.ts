@@ -108,6 +108,29 @@ describe('events feed (CONTRACT.md §4 "Events feed")', () => {
       expectInvalid(await caller.get('/v1/events?event=call.queued'), 'event');
     });
 
+    it('takes created_after and created_before only as real ISO 8601 UTC times ending in Z (YYYY-MM-DDTHH:MM:SS(.fraction)Z, years 0001-9999)', async () => {
+      const bad = [
+        '2026-01-01',
+        '2026-01-01T00:00:00+05:00',
+        '2026-01-01T00:00:00+00:00',
+        '2026-01-01T00:00Z',
+        '2026-01-01T00:00:00',
+        '2026-02-30T00:00:00Z',
+        '2026-01-01T24:00:00Z',
+        '2026-01-01t00:00:00z',
+        '2026-01-01 00:00:00Z',
+        '0000-01-01T00:00:00Z',
+        '-004714-11-24T00:00:00Z',
+        '+012026-01-01T00:00:00Z',
+      ];
+      for (const name of ['created_after', 'created_before']) {
+        for (const time of bad) expectInvalid(await caller.get(`/v1/events?${name}=${encodeURIComponent(time)}`), name);
+        for (const time of ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.5Z', '2026-01-01T00:00:00.123456789Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+          expectStatus(await caller.get(`/v1/events?${name}=${encodeURIComponent(time)}`), 200);
+        }
+      }
+    });
+
     it('answers 404 event_not_found for an unknown id, an id that cannot exist, and another organization’s event', async () => {
       const other = await voiceOrg();
       await placeCall(other);
@@ -231,6 +254,16 @@ describe('events feed (CONTRACT.md §4 "Events feed")', () => {
       await adjust(org.id, '10');
       await adjust(org.id, '-13');
       expect(await lowEvents(org)).to.have.lengthOf(2);
+    });
+
+    it('takes a threshold up to 10^12 inclusive, as documented, and refuses 10^12 plus a micro-unit', async () => {
+      const org = await createOrg();
+      for (const top of ['1000000000000', '1000000000000.000000']) {
+        expect(expectStatus(await patchOrg(org.id, { low_balance_threshold: top }), 200).body.low_balance_threshold).to.equal('1000000000000.000000');
+      }
+      const error = expectInvalid(await patchOrg(org.id, { low_balance_threshold: '1000000000000.000001' }), 'low_balance_threshold');
+      expect(error.message).to.include('1000000000000.000000');
+      expectInvalid(await patchOrg(org.id, { low_balance_threshold: '10000000000000' }), 'low_balance_threshold');
     });
 
     it('refuses a threshold that is not a non-negative amount', async () => {

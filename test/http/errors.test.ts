@@ -96,16 +96,22 @@ describe('errors (CONTRACT.md §2 "Errors")', () => {
   });
 
   describe('bad input in the path', () => {
-    it('a malformed percent-encoding in a path id is 400 invalid_request, not a server error', async () => {
+    it('a malformed percent-encoding in a path id is 404 <resource>_not_found, as an id that cannot exist, not a server error', async () => {
       const res = await request(await app()).delete('/v1/api-keys/%E0%A4%A').set('Authorization', bearer(org.key));
-      expectError(res, 400, 'invalid_request');
+      expectError(res, 404, 'api_key_not_found');
       expectNoInternals(res);
     });
 
     it('the same on the admin API', async () => {
       const res = await request(await app()).patch('/admin/v1/orgs/%E0%A4%A').set('Authorization', operator()).send({ tenant_limit: 1 });
-      expectError(res, 400, 'invalid_request');
+      expectError(res, 404, 'organization_not_found');
       expectNoInternals(res);
+    });
+
+    it('elsewhere in a path, it names no route: 404 not_found; authentication still comes first', async () => {
+      expectError(await request(await app()).get('/v1/%ff').set('Authorization', bearer(org.key)), 404, 'not_found');
+      expectError(await request(await app()).post('/v1/events/%ff').set('Authorization', bearer(org.key)).send({}), 404, 'not_found');
+      expectError(await request(await app()).get('/v1/events/%ff'), 401, 'unauthorized');
     });
   });
 

@@ -5,6 +5,7 @@ import type Joi from 'joi';
 import request from 'supertest';
 import type { RinglaneApp } from '../../src/app.js';
 import type { RouteDoc } from '../../src/http/route-doc.js';
+import { idParamsResource } from '../../src/http/schemas.js';
 import { db } from '../helpers/db.js';
 import { addMember, bearer, newApp, operator, uniqueEmail } from '../helpers/api.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
@@ -389,6 +390,23 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
     }
   });
 
+  it('a path id that does not percent-decode is 404 <resource>_not_found in the error shape, as an unknown id, on every route', async () => {
+    const routes = app.routes.filter((route) => route.params);
+    expect(routes.length, 'routes with a path parameter').to.be.at.least(30);
+    for (const route of routes) {
+      const resource = idParamsResource(route.params!);
+      expect(resource, `${route.path}: the resource of its id`).to.be.a('string');
+      const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
+      for (const value of ['%ff', '%E0%A4%A', 'a%', 'evt_%zz']) {
+        const res = await send(route, valid, { path: route.path.replace(/:(\w+)/, value) });
+        const label = `${route.method.toUpperCase()} ${route.path} with ${value}: ${res.text.slice(0, 300)}`;
+        expect(res.status, label).to.equal(404);
+        expect(res.type, label).to.equal('application/json');
+        expect(res.body.error.code, label).to.equal(`${resource}_not_found`);
+      }
+    }
+  });
+
   it('every query parameter', async () => {
     for (const route of app.routes) {
       const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
@@ -400,6 +418,23 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
           await probe(route, `?${name}=${value.slice(0, 40)}`, () => send(route, valid, { query: withValue(value) }));
         }
         await fc.assert(fc.asyncProperty(randomUrl, async (value) => void (await probe(route, `?${name}=${value}`, () => send(route, valid, { query: withValue(value) })))), { numRuns: 5 });
+      }
+    }
+  });
+
+  it('a forged cursor holding a time no row can have is 400 invalid_request on every list, never a 500', async () => {
+    const forged = ['-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '0000-01-01T00:00:00.000Z'].map((at) =>
+      Buffer.from(JSON.stringify([at, 'x'])).toString('base64url'),
+    );
+    const lists = app.routes.filter((route) => route.method === 'get' && 'cursor' in ((route.query?.describe().keys ?? {}) as object));
+    expect(lists.length, 'list routes').to.be.at.least(17);
+    for (const route of lists) {
+      const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
+      for (const cursor of forged) {
+        const res = await send(route, valid, { query: queryString({ ...valid.query, cursor }) });
+        expect(res.status, `${route.path} with ${cursor}: ${res.text.slice(0, 300)}`).to.equal(400);
+        expect(res.body.error.code).to.equal('invalid_request');
+        expect(res.body.error.details.map((d: { path: string }) => d.path)).to.include('cursor');
       }
     }
   });

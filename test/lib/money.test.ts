@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chargeForSeconds, formatMoney, parseMoney } from '../../src/lib/money.js';
+import { chargeForSeconds, formatMoney, MAX_BALANCE_MICROS, parseMoney } from '../../src/lib/money.js';
 
 describe('money', () => {
   it('parses decimal strings into integer micro-units', () => {
@@ -23,7 +23,7 @@ describe('money', () => {
   });
 
   it('round-trips every formatted amount', () => {
-    for (const micros of [0n, 1n, 999_999n, 1_000_000n, -7_000_001n, 10n ** 15n]) {
+    for (const micros of [0n, 1n, 999_999n, 1_000_000n, -7_000_001n, 10n ** 15n, MAX_BALANCE_MICROS, -MAX_BALANCE_MICROS]) {
       expect(parseMoney(formatMoney(micros))).to.equal(micros);
     }
   });

@@ -3,12 +3,12 @@ import {
   ceilHour,
   floorHour,
   InvalidWindowError,
-  parseUtcTimestamp,
   resolveUsageWindow,
   splitWindow,
   startOfNextUtcMonth,
   startOfUtcMonth,
 } from '../../src/usage/usage-window.js';
+import { parseUtcTimestamp } from '../../src/lib/time.js';
 
 const at = (iso: string) => new Date(iso);
 const iso = (w: { since: Date; until: Date }) => ({ since: w.since.toISOString(), until: w.until.toISOString() });

@@ -221,6 +221,8 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['a missing secret', { secret: undefined }, 'secret'],
       ['a secret of 7 characters', { secret: '1234567' }, 'secret'],
       ['a secret of 513 characters', { secret: 'x'.repeat(513) }, 'secret'],
+      ['a secret of spaces', { secret: ' '.repeat(12) }, 'secret'],
+      ['a secret of whitespace only', { secret: ' \t\r\n\u00a0\u2003   ' }, 'secret'],
       ['a whsec_ secret that is not base64', { secret: 'whsec_this is not base64!' }, 'secret'],
       ['a whsec_ secret with broken padding', { secret: 'whsec_QUJD=' }, 'secret'],
       ['missing outcomes', { outcomes: undefined }, 'outcomes'],
@@ -280,6 +282,7 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.patch(one, { url: 'mailto:a@example.com' }), 'url');
       expectInvalid(await owner.patch(one, { url: 'https://a:b@example.com' }), 'url');
       expectInvalid(await owner.patch(one, { secret: 'short' }), 'secret');
+      expectInvalid(await owner.patch(one, { secret: ' '.repeat(12) }), 'secret');
       expectInvalid(await owner.patch(one, { outcomes: ['maybe'] }), 'outcomes.0');
       expectInvalid(await owner.patch(one, { event_types: ['tenant.deleted'] }), 'event_types.0');
       expectInvalid(await owner.patch(one, { custom_headers: { 'Content-Length': '1' } }), 'custom_headers.Content-Length');
@@ -292,6 +295,23 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expectInvalid(await owner.patch(one, { id: 'whe_mine' }), 'id');
       expectError(await owner.patch(one, {}), 400, 'invalid_request');
       expect(expectStatus(await owner.get(one), 200).body).to.deep.equal(endpoint);
+    });
+
+    it('recover refuses a since no delivery can have (before year 1, such as -004714-11-24T00:00:00Z) at the request', async () => {
+      const { endpoint } = await create();
+      for (const since of ['-004714-11-24T00:00:00Z', '-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '0000-12-31T00:00:00Z']) {
+        expectInvalid(await owner.post(`${PATH}/${endpoint.id}/recover`, { since }), 'since');
+      }
+      expectStatus(await owner.post(`${PATH}/${endpoint.id}/recover`, { since: '0001-01-01T00:00:00Z' }), 202);
+    });
+
+    it('recover takes since only as a real ISO 8601 UTC time ending in Z (YYYY-MM-DDTHH:MM:SS(.fraction)Z)', async () => {
+      const { endpoint } = await create();
+      for (const since of ['2026-01-01', '2026-01-01T00:00:00+05:00', '2026-01-01T00:00Z', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', '2026-01-01t00:00:00z']) {
+        expectInvalid(await owner.post(`${PATH}/${endpoint.id}/recover`, { since }), 'since');
+      }
+      const accepted = expectStatus(await owner.post(`${PATH}/${endpoint.id}/recover`, { since: '2026-01-01T00:00:00.5Z' }), 202).body;
+      expect(accepted).to.deep.equal({ endpoint_id: endpoint.id, since: '2026-01-01T00:00:00.500Z', status: 'accepted' });
     });
 
     it('names the problem in the message', async () => {
