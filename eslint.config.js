@@ -22,7 +22,12 @@ export default tseslint.config(
       // - Where (src/lib/sql.ts) renders its SQL in toString(): interpolating it into a statement is what it is for.
       '@typescript-eslint/restrict-template-expressions': [
         'error',
-        { allow: [{ from: 'lib', name: ['Error', 'URL', 'URLSearchParams'] }, { from: 'file', name: 'Where', path: 'src/lib/sql.ts' }] },
+        {
+          allow: [
+            { from: 'lib', name: ['Error', 'URL', 'URLSearchParams'] },
+            { from: 'file', name: 'Where', path: 'src/lib/sql.ts' },
+          ],
+        },
       ],
     },
   },
