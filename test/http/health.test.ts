@@ -22,10 +22,10 @@ describe('readiness without Redis', () => {
     // Each queue re-emits its connection's errors; unheard, BullMQ printed every one's stack.
     const printed: string[] = [];
     const write = process.stderr.write;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    process.stderr.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
       printed.push(String(chunk));
       return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
-    }) as typeof process.stderr.write;
+    };
     const deadRedis = createRedis('command', unreachableRedis().target);
     const lonely = appOver({ redis: deadRedis });
     try {
