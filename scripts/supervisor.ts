@@ -49,6 +49,7 @@ async function checkRedis(): Promise<void> {
             'and start it, or set REDIS_URL to one that runs.'
         : `The Redis Cluster REDIS_CLUSTER_NODES names (${target.nodes.map((n) => `${n.host}:${n.port}`).join(',')}) is not answering ` +
             `or not ready (${(err as Error).message}).\nCheck that its seeds are reachable and that \`redis-cli -c -h <seed host> -p <port> cluster info\` says cluster_state:ok.`,
+      { cause: err },
     );
   } finally {
     redis.disconnect();
