@@ -163,7 +163,7 @@ export function runBench(main: () => Promise<void>): void {
   let finishing = false;
   const finish = (code: number) => {
     finishing = true;
-    stopAll().finally(() => process.exit(code));
+    void stopAll().finally(() => process.exit(code));
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
