@@ -107,11 +107,11 @@ class Receiver {
     this.requests++;
     let event: { call_id?: unknown; sequence?: unknown } = {};
     try {
-      event = JSON.parse(body);
+      event = JSON.parse(body) as typeof event;
     } catch {
       // counted as a request; a body without its event cannot be matched to one
     }
-    const key = `${event.call_id}:${event.sequence}`;
+    const key = `${String(event.call_id)}:${String(event.sequence)}`;
     const seen = this.received[index];
     if (seen.has(key)) return;
     const headers: Record<string, string> = {};
