@@ -45,7 +45,7 @@ async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer>
 
 function parseEvent(raw: Buffer): CallEvent | null {
   try {
-    const event = JSON.parse(raw.toString('utf8'));
+    const event = JSON.parse(raw.toString('utf8')) as { call_id?: unknown; sequence?: unknown; event?: unknown } | null;
     const valid = typeof event?.call_id === 'string' && Number.isInteger(event?.sequence) && typeof event?.event === 'string';
     return valid ? (event as CallEvent) : null;
   } catch {
