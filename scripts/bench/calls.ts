@@ -48,7 +48,8 @@ async function main(): Promise<void> {
     const key = api_key.key;
     const agent = await post<{ id: string }>('/v1/agents', key, { name: 'Bench agent' });
     const contacts: Array<{ id: string }> = [];
-    for (let i = 0; i < 100; i++) contacts.push(await post<{ id: string }>('/v1/contacts', key, { name: `C${i}`, phone_number: `+1415555${String(i).padStart(4, '0')}` }));
+    for (let i = 0; i < 100; i++)
+      contacts.push(await post<{ id: string }>('/v1/contacts', key, { name: `C${i}`, phone_number: `+1415555${String(i).padStart(4, '0')}` }));
 
     const started = Date.now();
     let next = 0;

@@ -45,7 +45,10 @@ export class CampaignsRepository {
   }
 
   async find(em: Sql, orgId: string, id: string): Promise<CampaignRow | null> {
-    const [row] = (await em.query(`SELECT ${campaignRow.select('k')} FROM ${campaignRow.from('k')} WHERE k.id = $1 AND k.org_id = $2`, [id, orgId])) as CampaignRow[];
+    const [row] = (await em.query(`SELECT ${campaignRow.select('k')} FROM ${campaignRow.from('k')} WHERE k.id = $1 AND k.org_id = $2`, [
+      id,
+      orgId,
+    ])) as CampaignRow[];
     return row ?? null;
   }
 
@@ -72,7 +75,10 @@ export class CampaignsRepository {
   }
 
   async callingCount(em: EntityManager, campaignId: string): Promise<number> {
-    const [{ calling }] = await em.query<Array<{ calling: number }>>(`SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`, [campaignId]);
+    const [{ calling }] = await em.query<Array<{ calling: number }>>(
+      `SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`,
+      [campaignId],
+    );
     return calling;
   }
 
@@ -116,7 +122,10 @@ export class CampaignsRepository {
 
   /** Due again after the retry delay when `retry` and attempts are left; else done. */
   async recordCallEnd(em: EntityManager, campaignId: string, callId: string, retry: boolean): Promise<void> {
-    const [campaign] = await em.query<Array<{ retry_max: number; retry_delay_seconds: number }>>(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [campaignId]);
+    const [campaign] = await em.query<Array<{ retry_max: number; retry_delay_seconds: number }>>(
+      `SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`,
+      [campaignId],
+    );
     if (!campaign) return;
     await em.query(
       `UPDATE campaign_contacts
@@ -133,7 +142,10 @@ export class CampaignsRepository {
   }
 
   async pauseRunning(orgId: string): Promise<number> {
-    const [, paused] = await this.db.query<[unknown[], number]>(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [orgId]);
+    const [, paused] = await this.db.query<[unknown[], number]>(
+      `UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`,
+      [orgId],
+    );
     return paused;
   }
 

@@ -198,7 +198,13 @@ export class UsageRepository {
    * ranges (at most two) from the source rows.
    */
   async usageOf(tenantId: string, resellerId: string, rolled: Range | null, raw: Range[]): Promise<UsageFigures> {
-    const [row] = await this.dataSource.query<UsageFigures[]>(USAGE_STATEMENTS[raw.length], [tenantId, resellerId, rolled?.[0] ?? null, rolled?.[1] ?? null, ...raw.flat()]);
+    const [row] = await this.dataSource.query<UsageFigures[]>(USAGE_STATEMENTS[raw.length], [
+      tenantId,
+      resellerId,
+      rolled?.[0] ?? null,
+      rolled?.[1] ?? null,
+      ...raw.flat(),
+    ]);
     return row;
   }
 }
