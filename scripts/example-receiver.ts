@@ -6,7 +6,7 @@
  *
  *   RINGLANE_WEBHOOK_SECRET='...' PORT=4000 npx tsx scripts/example-receiver.ts
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { verifyRinglaneSignature } from '../src/webhooks/verify.js';
 
@@ -24,7 +24,7 @@ export interface ReceiverOptions {
   /** The endpoint's secret, as sent in `POST /v1/webhook-endpoints`. */
   secret: string;
   /** Runs after the response; `current` is false when a later event of the call came first: do not roll state back. */
-  handle(event: CallEvent, current: boolean): void | Promise<void>;
+  handle: (event: CallEvent, current: boolean) => void | Promise<void>;
   /** Larger bodies are refused with 413. Default 1 MB. */
   maxBodyBytes?: number;
 }
@@ -45,7 +45,7 @@ async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer>
 
 function parseEvent(raw: Buffer): CallEvent | null {
   try {
-    const event = JSON.parse(raw.toString('utf8'));
+    const event = JSON.parse(raw.toString('utf8')) as { call_id?: unknown; sequence?: unknown; event?: unknown } | null;
     const valid = typeof event?.call_id === 'string' && Number.isInteger(event?.sequence) && typeof event?.event === 'string';
     return valid ? (event as CallEvent) : null;
   } catch {
@@ -59,7 +59,7 @@ export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: Rec
   const seen = new Set<string>();
   const latest = new Map<string, number>();
 
-  return createServer(async (req, res) => {
+  async function receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const answer = (status: number, body?: string) => {
       res.writeHead(status, body ? { 'Content-Type': 'text/plain' } : {}).end(body);
     };
@@ -86,14 +86,15 @@ export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: Rec
     answer(204);
 
     // The work happens after the answer: a slow handler never makes a delivery time out.
-    setImmediate(async () => {
-      try {
-        await handle(event, current);
-      } catch (err) {
-        console.error(`handling ${key} failed:`, err);
-      }
+    setImmediate(() => {
+      Promise.resolve()
+        .then(() => handle(event, current))
+        .catch((err: unknown) => console.error(`handling ${key} failed:`, err));
     });
-  });
+  }
+
+  // node:http ignores what a listener returns; receive() answers every request itself.
+  return createServer((req, res) => void receive(req, res));
 }
 
 function main(): void {

@@ -54,6 +54,7 @@ export async function startEmbeddedPostgres(projectDir: string): Promise<{ url: 
         `The embedded Postgres could not initialise ${databaseDir}: ${(err as Error).message}. ` +
           'When running as root, every folder above it must be enterable by the "postgres" user; ' +
           'or install PostgreSQL, or set DATABASE_URL.',
+        { cause: err },
       );
     }
   }

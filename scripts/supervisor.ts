@@ -49,6 +49,7 @@ async function checkRedis(): Promise<void> {
             'and start it, or set REDIS_URL to one that runs.'
         : `The Redis Cluster REDIS_CLUSTER_NODES names (${target.nodes.map((n) => `${n.host}:${n.port}`).join(',')}) is not answering ` +
             `or not ready (${(err as Error).message}).\nCheck that its seeds are reachable and that \`redis-cli -c -h <seed host> -p <port> cluster info\` says cluster_state:ok.`,
+      { cause: err },
     );
   } finally {
     redis.disconnect();
@@ -119,8 +120,8 @@ async function main(): Promise<void> {
     // `exec` so signals reach the process, not the shell. They stay in this (non-terminal) group, so
     // Ctrl-C reaches them only through stop(), and scripts/start.ts can clean up after a crash.
     const child = spawn(`exec ${command}`, { shell: true, env: { ...process.env, DATABASE_URL: database.url }, stdio: ['ignore', 'pipe', 'pipe'] });
-    prefixLines(child.stdout!, name, process.stdout);
-    prefixLines(child.stderr!, name, process.stderr);
+    prefixLines(child.stdout, name, process.stdout);
+    prefixLines(child.stderr, name, process.stderr);
     child.on('exit', (code, signal) => stop(`${name} exited (${signal ?? `code ${code}`})`, 1));
     children.set(name, child);
   }

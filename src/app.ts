@@ -51,7 +51,7 @@ export interface AppDeps {
 export interface RinglaneApp {
   app: Express;
   /** Flushes batched writes; call after the HTTP server stopped accepting requests, before closing the runtime. */
-  close(): Promise<void>;
+  close: () => Promise<void>;
   credentials: CredentialStore;
   /** Every route with its schemas (paths as mounted); the OpenAPI document is built from them. */
   routes: RouteDoc[];

@@ -51,7 +51,35 @@ function parseClusterSeeds(value: string): ClusterSeed[] | null {
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane';
 
-const schema = Joi.object({
+/** The environment as the schema returns it: values converted, defaults filled in. */
+interface Env {
+  NODE_ENV: Config['nodeEnv'];
+  PORT: number;
+  DATABASE_URL?: string;
+  DATABASE_POOL_SIZE: number;
+  REDIS_URL: string;
+  /** The seeds, parsed; '' when set empty. */
+  REDIS_CLUSTER_NODES?: ClusterSeed[] | '';
+  REDIS_PREFIX: string;
+  OPERATOR_TOKEN?: string;
+  LOG_LEVEL?: string;
+  TRUST_PROXY: boolean | number;
+  WEBHOOK_MAX_ATTEMPTS: number;
+  WEBHOOK_BACKOFF_BASE_MS: number;
+  WEBHOOK_TIMEOUT_MS: number;
+  WEBHOOK_DISABLE_AFTER_HOURS: number;
+  WEBHOOK_RETENTION_DAYS: number;
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS?: boolean;
+  EVENT_RETENTION_DAYS: number;
+  SIM_RING_MS: number;
+  SIM_SECOND_MS: number;
+  CALLS_WORKER_CONCURRENCY: number;
+  WEBHOOKS_WORKER_CONCURRENCY: number;
+  WEBHOOK_ENDPOINT_CONCURRENCY: number;
+  INTAKE_NICE: number;
+}
+
+const schema = Joi.object<Env>({
   NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
@@ -90,12 +118,13 @@ const schema = Joi.object({
 
 /** Validates an environment and returns the settings, or throws listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const { value: v, error } = schema.validate(env, { abortEarly: false, convert: true });
-  if (error) {
-    const lines = error.details.map((d) => `  - ${d.message}`).join('\n');
+  const result = schema.validate(env, { abortEarly: false, convert: true });
+  if (result.error) {
+    const lines = result.error.details.map((d) => `  - ${d.message}`).join('\n');
     throw new Error(`Invalid configuration:\n${lines}`);
   }
-  const nodeEnv = v.NODE_ENV as Config['nodeEnv'];
+  const v = result.value;
+  const nodeEnv = v.NODE_ENV;
   return Object.freeze({
     nodeEnv,
     port: v.PORT,

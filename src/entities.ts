@@ -23,8 +23,11 @@ import { DeliveryAttempt } from './webhooks/delivery-attempt.entity.js';
 import { UsageWatermark } from './usage/usage-watermark.entity.js';
 import { DoNotCallEntry } from './do-not-call/do-not-call-entry.entity.js';
 
+/** A TypeORM entity class: TypeORM constructs its instances (one per row) with no arguments. */
+type EntityClass = new () => object;
+
 /** Every domain's TypeORM entities (the schema itself comes from migrations). */
-export const entities: Array<Function | EntitySchema> = [
+export const entities: Array<EntityClass | EntitySchema> = [
   Organization,
   Member,
   ApiKey,

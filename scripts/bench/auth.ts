@@ -13,6 +13,7 @@ import {
   startServer,
   stopServer,
   systemCpuSources,
+  type CreatedOrg,
   type LoadResult,
   runBench,
 } from './harness.js';
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Bench Co' }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<CreatedOrg>);
     const headers = { authorization: `Bearer ${created.api_key.key}` };
     const authedUrl = `http://127.0.0.1:${API_PORT}/v1/api-keys`;
     const body = await fetch(authedUrl, { headers }).then((r) => r.text());

@@ -163,7 +163,7 @@ export function runBench(main: () => Promise<void>): void {
   let finishing = false;
   const finish = (code: number) => {
     finishing = true;
-    stopAll().finally(() => process.exit(code));
+    void stopAll().finally(() => process.exit(code));
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
@@ -182,20 +182,26 @@ export function runBench(main: () => Promise<void>): void {
   );
 }
 
-/** JSON over HTTP with at most `connections` requests in flight; a non-2xx answer throws. */
+/** What `POST /admin/v1/orgs` answers, as far as the benchmarks read it. */
+export interface CreatedOrg {
+  org: { id: string };
+  api_key: { key: string };
+}
+
+/** JSON over HTTP with at most `connections` requests in flight; a non-2xx answer throws. `T`: the answer's shape. */
 export function apiClient(base: string, connections: number) {
   const dispatcher = new Agent({ connections, pipelining: 1 });
   return {
-    async request(method: string, path: string, token: string, body?: unknown): Promise<any> {
+    request: async <T = unknown>(method: string, path: string, token: string, body?: unknown): Promise<T> => {
       const res = await undiciFetch(`${base}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
         dispatcher,
       });
-      const json = (await res.json()) as any;
+      const json = await res.json();
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
+      return json as T;
     },
     close: () => dispatcher.close(),
   };

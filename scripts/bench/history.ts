@@ -190,7 +190,7 @@ async function purge(side: Side): Promise<{ wallMs: number; cpuMs: number; vacuu
 }
 
 const counts = async (side: Side) =>
-  (await side.client.query(`SELECT (SELECT count(*) FROM call_events)::int AS events, (SELECT count(*) FROM webhook_deliveries)::int AS deliveries, (SELECT count(*) FROM webhook_attempts)::int AS attempts`)).rows[0];
+  (await side.client.query<{ events: number; deliveries: number; attempts: number }>(`SELECT (SELECT count(*) FROM call_events)::int AS events, (SELECT count(*) FROM webhook_deliveries)::int AS deliveries, (SELECT count(*) FROM webhook_attempts)::int AS attempts`)).rows[0];
 
 async function main(): Promise<void> {
   const plain = await open('ringlane_bench_history_plain', false);

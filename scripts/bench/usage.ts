@@ -5,7 +5,7 @@ import { createDataSource } from '../../src/lib/db.js';
 import { formatMoney } from '../../src/lib/money.js';
 import { UsageRollup } from '../../src/usage/usage-rollup.js';
 import { UsageRepository } from '../../src/usage/usage.repository.js';
-import { apiClient, benchDatabase, percentile, startServer, stopServer, runBench } from './harness.js';
+import { apiClient, benchDatabase, percentile, startServer, stopServer, runBench, type CreatedOrg } from './harness.js';
 
 const LEDGER_ROWS = Number(process.env.BENCH_LEDGER_ROWS ?? 1_000_000);
 const CALL_ROWS = Number(process.env.BENCH_CALL_ROWS ?? 200_000);
@@ -72,15 +72,15 @@ async function main(): Promise<void> {
   const usageRollup = new UsageRollup(new UsageRepository(dataSource));
   try {
     const call = http.request;
-    const { org: reseller, api_key } = await call('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
+    const { org: reseller, api_key } = await call<CreatedOrg>('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
       name: 'Bench reseller',
       reseller: true,
       balance: '1000000',
       rates: { per_minute: '0.12', per_text: '0.05' },
     });
     const key = api_key.key;
-    const tenant = await call('POST', '/v1/tenants', key, { name: 'Bench tenant', timezone: 'UTC', industry: 'dental' });
-    const { rows: agents } = await client.query('SELECT id FROM agents WHERE org_id = $1 LIMIT 1', [tenant.id]);
+    const tenant = await call<{ id: string }>('POST', '/v1/tenants', key, { name: 'Bench tenant', timezone: 'UTC', industry: 'dental' });
+    const { rows: agents } = await client.query<{ id: string }>('SELECT id FROM agents WHERE org_id = $1 LIMIT 1', [tenant.id]);
 
     let started = Date.now();
     await seed(client, reseller.id, tenant.id, agents[0].id);
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     started = Date.now();
     const rollup = await usageRollup.run(new Date());
     const rollupSeconds = (Date.now() - started) / 1000;
-    const { rows: buckets } = await client.query('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1', [tenant.id]);
+    const { rows: buckets } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1', [tenant.id]);
     await client.query('VACUUM (ANALYZE) usage_buckets');
     started = Date.now();
     await usageRollup.run(new Date());
@@ -104,15 +104,15 @@ async function main(): Promise<void> {
     };
 
     // The answer must match the ledger (charges) and the calls and texts (billable) to the micro.
-    const year = await call('GET', paths.year, key);
-    const { rows: truth } = await client.query(
+    const year = await call<{ currency: string; charges: { total: string }; billable: { total: string } }>('GET', paths.year, key);
+    const { rows: truth } = await client.query<{ total: string; billable: string }>(
       `SELECT (-sum(amount_micros))::text AS total,
               ((SELECT sum(billable_micros) FROM calls WHERE org_id = $1 AND ended_at >= $2 AND ended_at < $3)
                + (SELECT sum(billable_micros) FROM messages WHERE org_id = $1 AND created_at >= $2 AND created_at < $3))::text AS billable
          FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment' AND created_at >= $2 AND created_at < $3`,
       [tenant.id, since, until],
     );
-    const { rows: bucketRows } = await client.query('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1 AND hour >= $2 AND hour < $3', [tenant.id, since, until]);
+    const { rows: bucketRows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1 AND hour >= $2 AND hour < $3', [tenant.id, since, until]);
 
     for (let i = 0; i < 50; i++) for (const path of Object.values(paths)) await call('GET', path, key); // warm-up
     const times: Record<keyof typeof paths, number[]> = { year: [], month: [], plain: [] };

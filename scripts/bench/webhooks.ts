@@ -16,6 +16,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { scanKeys } from '../../src/lib/redis.js';
 import {
   apiClient,
+  type CreatedOrg,
   benchPool,
   benchDatabase,
   CpuSampler,
@@ -107,11 +108,11 @@ class Receiver {
     this.requests++;
     let event: { call_id?: unknown; sequence?: unknown } = {};
     try {
-      event = JSON.parse(body);
+      event = JSON.parse(body) as typeof event;
     } catch {
       // counted as a request; a body without its event cannot be matched to one
     }
-    const key = `${event.call_id}:${event.sequence}`;
+    const key = `${String(event.call_id)}:${String(event.sequence)}`;
     const seen = this.received[index];
     if (seen.has(key)) return;
     const headers: Record<string, string> = {};
@@ -122,7 +123,7 @@ class Receiver {
   }
 
   reset(): void {
-    this.received = this.received.map(() => new Map());
+    this.received = this.received.map(() => new Map<string, Receipt>());
     this.requests = 0;
   }
 
@@ -175,17 +176,17 @@ async function createOrgs(api: Api, receiver: Receiver, count: number, name: str
   const orgs: BenchOrg[] = [];
   await inLanes(count, IN_FLIGHT, async (i) => {
     const endpoint = await receiver.add(delayMs);
-    const { org, api_key } = await api.request('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
+    const { org, api_key } = await api.request<CreatedOrg>('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
       name: `${name} ${i}`,
       balance: '1000000',
       rates: { per_minute: '0.12', per_text: '0.01' },
       ceiling: { max_concurrent_calls: 10_000, max_calls_per_hour: 1_000_000 },
     });
-    const key: string = api_key.key;
+    const key = api_key.key;
     const [agent, contact, hook] = await Promise.all([
-      api.request('POST', '/v1/agents', key, { name: 'Bench agent' }),
-      api.request('POST', '/v1/contacts', key, { name: 'Bench contact', phone_number: '+14155550100' }),
-      api.request('POST', '/v1/webhook-endpoints', key, { name: 'Bench', url: receiver.urls[endpoint], secret: SECRET, outcomes: [] }),
+      api.request<{ id: string }>('POST', '/v1/agents', key, { name: 'Bench agent' }),
+      api.request<{ id: string }>('POST', '/v1/contacts', key, { name: 'Bench contact', phone_number: '+14155550100' }),
+      api.request<{ id: string }>('POST', '/v1/webhook-endpoints', key, { name: 'Bench', url: receiver.urls[endpoint], secret: SECRET, outcomes: [] }),
     ]);
     orgs[i] = { orgId: org.id, endpoint, key, agentId: agent.id, contactId: contact.id, webhookEndpointId: hook.id };
   });
@@ -245,7 +246,7 @@ function directLoad(client: pg.Pool, orgId: string, tag: string, events: number,
 
 /** One per event of their organizations (each has one endpoint). */
 async function owedSince(client: pg.Pool, targets: Target[], since: Date): Promise<number> {
-  const { rows } = await client.query(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`, [targets.map((t) => t.orgId), since]);
+  const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`, [targets.map((t) => t.orgId), since]);
   return rows[0].n;
 }
 
@@ -315,7 +316,7 @@ interface BareResult {
 }
 
 async function bareLoop(file: string, concurrency: number): Promise<void> {
-  const samples: Sample[] = JSON.parse(await readFile(file, 'utf8'));
+  const samples = JSON.parse(await readFile(file, 'utf8')) as Sample[];
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const post = (s: Sample) =>
     got.post(s.url, {

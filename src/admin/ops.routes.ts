@@ -11,7 +11,8 @@ export function queueDashboard(queues: Queue[]): Router {
   const adapter = new ExpressAdapter();
   adapter.setBasePath('/admin/queues');
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter: adapter, options: { uiConfig: { boardTitle: 'Ringlane queues' } } });
-  return adapter.getRouter();
+  // bull-board types its router as any; it is Express's.
+  return adapter.getRouter() as Router;
 }
 
 export function metricsRoute(redis: RedisClient, queues: Map<string, Queue>): Router {

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
-import { ORG_REF, orgRefOf } from '../orgs/organizations.repository.js';
+import { ORG_REF, orgRefOf, type OrgRefRow } from '../orgs/organizations.repository.js';
 import type { OrgRef } from './actor.js';
 import type { Capability } from './capabilities.js';
 
@@ -46,7 +46,7 @@ export class CredentialsRepository {
     em: EntityManager,
     key: { id: string; orgId: string; memberId: string; label: string; permissions: Capability[]; prefix: string; keyHash: string },
   ): Promise<ApiKeyRow> {
-    const [row] = await em.query(
+    const [row] = await em.query<ApiKeyRow[]>(
       `INSERT INTO api_keys (id, org_id, member_id, label, permissions, prefix, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING ${API_KEY.select()}`,
       [key.id, key.orgId, key.memberId, key.label, key.permissions, key.prefix, key.keyHash],
@@ -59,12 +59,12 @@ export class CredentialsRepository {
   }
 
   async revokeKey(orgId: string, keyId: string): Promise<boolean> {
-    const [, affected] = await this.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [keyId, orgId]);
+    const [, affected] = await this.db.query<[unknown[], number]>('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [keyId, orgId]);
     return affected > 0;
   }
 
   async findKeyByHash(hash: string): Promise<StoredKey | null> {
-    const [row] = await this.db.query(
+    const [row] = await this.db.query<Array<RowOf<typeof KEY_CREDENTIAL.columns> & OrgRefRow>>(
       `SELECT ${KEY_CREDENTIAL.select('k')}, ${ORG_REF.select('o')}
          FROM api_keys k JOIN organizations o ON o.id = k.org_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
@@ -93,7 +93,7 @@ export class CredentialsRepository {
   }
 
   async findSessionByHash(hash: string): Promise<StoredSession | null> {
-    const [row] = await this.db.query(
+    const [row] = await this.db.query<Array<RowOf<typeof SESSION_CREDENTIAL.columns> & OrgRefRow>>(
       `SELECT ${SESSION_CREDENTIAL.select('s')}, ${ORG_REF.select('o')}
          FROM sessions s JOIN members m ON m.id = s.member_id JOIN organizations o ON o.id = m.org_id
         WHERE s.token_hash = $1 AND s.expires_at > now()`,
@@ -103,7 +103,7 @@ export class CredentialsRepository {
   }
 
   async purgeExpiredSessions(): Promise<number> {
-    const [, affected] = await this.db.query('DELETE FROM sessions WHERE expires_at <= now()');
+    const [, affected] = await this.db.query<[unknown[], number]>('DELETE FROM sessions WHERE expires_at <= now()');
     return affected;
   }
 }

@@ -14,8 +14,14 @@ export class BookingPageRepository {
 
   async findOffer(orgId: string, limit: number): Promise<BookingOffer> {
     const [services, locations] = await Promise.all([
-      this.db.query(`SELECT name, description, duration_minutes FROM services WHERE org_id = $1 ORDER BY name, id LIMIT $2`, [orgId, limit]),
-      this.db.query(`SELECT name, address FROM locations WHERE org_id = $1 ORDER BY is_main DESC, name, id LIMIT $2`, [orgId, limit]),
+      this.db.query<BookingOffer['services']>(`SELECT name, description, duration_minutes FROM services WHERE org_id = $1 ORDER BY name, id LIMIT $2`, [
+        orgId,
+        limit,
+      ]),
+      this.db.query<BookingOffer['locations']>(`SELECT name, address FROM locations WHERE org_id = $1 ORDER BY is_main DESC, name, id LIMIT $2`, [
+        orgId,
+        limit,
+      ]),
     ]);
     return { services, locations };
   }

@@ -113,6 +113,23 @@ export interface EndedCall {
   durationSeconds: number;
 }
 
+/** What placeOutbound's statement answers: what it checked and, when it placed the call, what the call needs. */
+type PlacementRow = { payer_id: string; currency: string; our_number: string | null } & (
+  | { placed: true; agent_id: string; contact_id: string; phone_number: string }
+  | { placed: false; agent_id: string | null; contact_id: string | null; campaign_found: boolean }
+);
+
+/** The fields of an event's payload (SQL's call_event_payload) that a batch change reads back: those of `call.completed`. */
+interface ChangedPayload {
+  call_id: string;
+  org_id: string;
+  campaign_id: string | null;
+  status: CallStatus;
+  outcome: Outcome | null;
+  phone_number: string;
+  duration_seconds: number;
+}
+
 const INSERT_CALL = `INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at)`;
 
 /** The `call.queued` event (sequence 1) of each call in CTE `inserted` (column `c`, the row). */
@@ -150,7 +167,7 @@ export class CallsRepository {
   async placeOutbound(em: Sql, request: OutboundRequest): Promise<OutboundResult> {
     const id = newId('call');
     const createdAt = new Date();
-    const [ctx] = await em.query(
+    const [ctx] = (await em.query(
       `WITH ctx AS (
          SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
                 ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
@@ -168,7 +185,7 @@ export class CallsRepository {
        event AS (${queuedEvent('$8', '$7')})
        SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx`,
       [request.orgId, request.agentId, request.contactId, request.campaignId, id, JSON.stringify(request.simulate), createdAt, newId('evt')],
-    );
+    )) as PlacementRow[];
     if (!ctx.placed) {
       const reason = ctx.agent_id === null ? 'agent' : ctx.contact_id === null ? 'contact' : !ctx.campaign_found ? 'campaign' : 'unfunded';
       return { placed: false, reason };
@@ -198,7 +215,7 @@ export class CallsRepository {
   /** The call `id`; only if it is the organization's, when `orgId` is given. */
   async find(id: string, orgId?: string): Promise<CallRow | null> {
     const filter = where('c.id = ?', id).equal('c.org_id', orgId);
-    const [row] = await this.db.query(`SELECT ${callRow.select('c')} FROM ${callRow.from('c')} WHERE ${filter}`, filter.params);
+    const [row] = await this.db.query<CallRow[]>(`SELECT ${callRow.select('c')} FROM ${callRow.from('c')} WHERE ${filter}`, filter.params);
     return row ?? null;
   }
 
@@ -207,7 +224,7 @@ export class CallsRepository {
    * carrier's timeline). Returns the calls still unfinished; ended ones are left out.
    */
   async markDialed(ids: string[]): Promise<DialedCall[]> {
-    const [rows] = await this.db.query(
+    const [rows] = await this.db.query<[DialedCall[], number]>(
       `UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
         WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL}
         RETURNING ${dialedRow.select()}`,
@@ -239,7 +256,7 @@ export class CallsRepository {
    * A batch status change: `set` and `guard` apply to calls `c` joined with the input rows `i`
    * (id, at, event_id); each changed call gets its event, from its new row, at `i.at`.
    */
-  private async changeMany(em: Sql, items: Array<{ id: string; at: Date }>, event: string, set: string, guard: string, extra: { columns: string; types: string; values: unknown[][] } | null = null): Promise<Array<{ call_id: string; payload: any }>> {
+  private async changeMany(em: Sql, items: Array<{ id: string; at: Date }>, event: string, set: string, guard: string, extra: { columns: string; types: string; values: unknown[][] } | null = null): Promise<Array<{ call_id: string; payload: ChangedPayload }>> {
     if (items.length === 0) return [];
     const columns = `id, at, event_id${extra ? `, ${extra.columns}` : ''}`;
     const types = `$1::varchar[], $2::timestamptz[], $3::varchar[]${extra ? `, ${extra.types}` : ''}`;
@@ -253,7 +270,7 @@ export class CallsRepository {
          FROM changed ch
        RETURNING call_id, payload`,
       [items.map((x) => x.id), items.map((x) => x.at), items.map(() => newId('evt')), ...(extra?.values ?? [])],
-    );
+    ) as Promise<Array<{ call_id: string; payload: ChangedPayload }>>;
   }
 
   /** queued → ringing, each at its time. Calls that moved on already are left alone. */
@@ -263,7 +280,7 @@ export class CallsRepository {
 
   /** Calls still queued that the carrier reports further along: they rang when they were dialed. */
   async catchUpRinging(em: Sql, ids: string[], fallback: Date): Promise<void> {
-    const rows: Array<{ id: string; dialed_at: Date | null }> = await em.query(`SELECT id, dialed_at FROM calls WHERE id = ANY($1) AND status = 'queued'`, [ids]);
+    const rows = (await em.query(`SELECT id, dialed_at FROM calls WHERE id = ANY($1) AND status = 'queued'`, [ids])) as Array<{ id: string; dialed_at: Date | null }>;
     await this.markRinging(em, rows.map((r) => ({ id: r.id, at: r.dialed_at ?? fallback })));
   }
 

@@ -45,7 +45,10 @@ export class CampaignsRepository {
   }
 
   async find(em: Sql, orgId: string, id: string): Promise<CampaignRow | null> {
-    const [row] = await em.query(`SELECT ${campaignRow.select('k')} FROM ${campaignRow.from('k')} WHERE k.id = $1 AND k.org_id = $2`, [id, orgId]);
+    const [row] = (await em.query(`SELECT ${campaignRow.select('k')} FROM ${campaignRow.from('k')} WHERE k.id = $1 AND k.org_id = $2`, [
+      id,
+      orgId,
+    ])) as CampaignRow[];
     return row ?? null;
   }
 
@@ -72,7 +75,10 @@ export class CampaignsRepository {
   }
 
   async callingCount(em: EntityManager, campaignId: string): Promise<number> {
-    const [{ calling }] = await em.query(`SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`, [campaignId]);
+    const [{ calling }] = await em.query<Array<{ calling: number }>>(
+      `SELECT count(*)::int AS calling FROM campaign_contacts WHERE campaign_id = $1 AND state = 'calling'`,
+      [campaignId],
+    );
     return calling;
   }
 
@@ -103,7 +109,8 @@ export class CampaignsRepository {
   }
 
   async progress(em: EntityManager, campaignId: string): Promise<CampaignProgress> {
-    const [left] = await em.query(
+    // next_due_ms is numeric, which node-postgres reads as a string.
+    const [left] = await em.query<Array<{ calling: number; pending: number; next_due_ms: string | null }>>(
       `SELECT count(*) FILTER (WHERE state = 'calling')::int AS calling,
               count(*) FILTER (WHERE state = 'pending')::int AS pending,
               extract(epoch FROM min(next_attempt_at) FILTER (WHERE state = 'pending') - now()) * 1000 AS next_due_ms
@@ -115,7 +122,10 @@ export class CampaignsRepository {
 
   /** Due again after the retry delay when `retry` and attempts are left; else done. */
   async recordCallEnd(em: EntityManager, campaignId: string, callId: string, retry: boolean): Promise<void> {
-    const [campaign] = await em.query(`SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`, [campaignId]);
+    const [campaign] = await em.query<Array<{ retry_max: number; retry_delay_seconds: number }>>(
+      `SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`,
+      [campaignId],
+    );
     if (!campaign) return;
     await em.query(
       `UPDATE campaign_contacts
@@ -132,7 +142,10 @@ export class CampaignsRepository {
   }
 
   async pauseRunning(orgId: string): Promise<number> {
-    const [, paused] = await this.db.query(`UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`, [orgId]);
+    const [, paused] = await this.db.query<[unknown[], number]>(
+      `UPDATE campaigns SET state = 'paused', updated_at = now() WHERE org_id = $1 AND state = 'running'`,
+      [orgId],
+    );
     return paused;
   }
 

@@ -44,7 +44,7 @@ export class ContactsRepository extends OrgResourceRepository<typeof contactShap
   }
 
   async idByNumber(em: EntityManager, orgId: string, phoneNumber: string): Promise<string | null> {
-    const [row] = await em.query(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND phone_number = $2`, [orgId, phoneNumber]);
+    const [row] = await em.query<Array<{ id: string }>>(`SELECT id FROM ${contactShape.from()} WHERE org_id = $1 AND phone_number = $2`, [orgId, phoneNumber]);
     return row?.id ?? null;
   }
 }

@@ -35,10 +35,10 @@ export class DoNotCallRepository extends OrgResourceRepository<typeof doNotCallS
   /** Those of `phoneNumbers` that organization `orgId` may not call (its list or its reseller's), in one statement. */
   async listedAmong(sql: Sql, orgId: string, phoneNumbers: string[]): Promise<Set<string>> {
     if (phoneNumbers.length === 0) return new Set();
-    const rows: Array<{ phone_number: string }> = await sql.query(
+    const rows = (await sql.query(
       `SELECT n.phone_number FROM unnest($2::varchar[]) AS n(phone_number) WHERE ${onDoNotCallListSql('$1::varchar', 'n.phone_number')}`,
       [orgId, phoneNumbers],
-    );
+    )) as Array<{ phone_number: string }>;
     return new Set(rows.map((r) => r.phone_number));
   }
 }

@@ -76,7 +76,7 @@ export class EventsRepository {
 
   /** The organization's event with this id in `retained`: one primary-key probe per day (an id says nothing of its time). */
   async find(orgId: string, id: string, retained: HistoryRange): Promise<EventRow | null> {
-    const [row] = await this.db.query(
+    const [row] = await this.db.query<EventRow[]>(
       `SELECT ${eventRow.select('ev')} FROM ${eventRow.from('ev')} WHERE ev.id = $1 AND ev.org_id = $2 AND ev.created_at >= $3 AND ev.created_at <= $4`,
       [id, orgId, retained.from, retained.to],
     );

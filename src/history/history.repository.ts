@@ -21,7 +21,7 @@ export class HistoryRepository {
   private locked(sql: string, params: unknown[]): Promise<number> {
     return this.dataSource.transaction(async (em) => {
       await em.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-      const [row] = await em.query(sql, params);
+      const [row] = await em.query<Array<{ n: number }>>(sql, params);
       return row.n;
     });
   }

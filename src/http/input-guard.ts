@@ -19,6 +19,7 @@ function textProblem(text: string): string | null {
   return null;
 }
 
+// eslint-disable-next-line no-control-regex -- NUL is one of the characters it escapes
 const printable = (key: string) => key.replace(/[\u0000\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** The first part no route can take, named as `validate` names paths; an explicit stack refuses a million-deep body without recursion. */

@@ -4,7 +4,61 @@ import joiToJson from 'joi-to-json';
 import type { RouteDoc } from './route-doc.js';
 import { idParamsResource } from './schemas.js';
 
-type JsonSchema = Record<string, any>;
+/** A JSON Schema (2020-12) as joi-to-json writes it: the keywords read here and in the reference, and any other. */
+export interface JsonSchema {
+  $ref?: string;
+  type?: string | string[];
+  description?: string;
+  enum?: Array<string | number | boolean | null>;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  default?: unknown;
+  not?: JsonSchema;
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  patternProperties?: Record<string, JsonSchema>;
+  additionalProperties?: boolean | JsonSchema;
+  required?: string[];
+  oneOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  [keyword: string]: unknown;
+}
+
+export type Parameter = { name: string; in: 'path' | 'query' | 'header'; required: boolean; description?: string; schema: JsonSchema };
+type Content = Record<string, { schema: JsonSchema }>;
+export type Response = { description: string; headers?: Record<string, { description: string; schema: JsonSchema }>; content?: Content };
+
+export type Operation = {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  security?: Array<Record<string, string[]>>;
+  'x-ringlane-capability': string | null;
+  'x-ringlane-tenant'?: string;
+  parameters?: Array<Parameter | { $ref: string }>;
+  requestBody?: { required: boolean; content: Content };
+  responses: Record<string, Response>;
+};
+
+/** The OpenAPI 3.1 document, as far as it is built here. */
+export type OpenApiDocument = {
+  openapi: string;
+  info: { title: string; version: string; description: string; license: { name: string; identifier: string } };
+  servers: Array<{ url: string }>;
+  security: Array<Record<string, string[]>>;
+  tags: Array<{ name: string; description: string }>;
+  paths: Record<string, Partial<Record<RouteDoc['method'], Operation>>>;
+  components: {
+    securitySchemes: Record<string, { type: string; scheme: string; description: string }>;
+    parameters: Record<string, Parameter>;
+    schemas: Record<string, JsonSchema>;
+  };
+};
 
 /** Writes through `ApiRouter` and the admin API honour `Idempotency-Key`; signing in does not. */
 const isIdempotent = (route: RouteDoc) => route.method === 'post' && route.caller !== 'anyone';
@@ -58,7 +112,7 @@ function dropPatternNames(schema: unknown): void {
 }
 
 function toJsonSchema(schema: Joi.Schema, components: Record<string, JsonSchema>): JsonSchema {
-  const { schemas, ...converted } = parse(schema, 'open-api-3.1');
+  const { schemas, ...converted } = parse(schema, 'open-api-3.1') as JsonSchema & { schemas?: Record<string, JsonSchema> };
   dropPatternNames(converted);
   dropPatternNames(schemas);
   Object.assign(components, schemas);
@@ -109,8 +163,8 @@ function describeCaller(route: RouteDoc): string {
   return lines.join(' ');
 }
 
-function parameters(route: RouteDoc, components: Record<string, JsonSchema>): JsonSchema[] {
-  const list: JsonSchema[] = [];
+function parameters(route: RouteDoc, components: Record<string, JsonSchema>): Array<Parameter | { $ref: string }> {
+  const list: Array<Parameter | { $ref: string }> = [];
   for (const where of ['path', 'query'] as const) {
     const schema = where === 'path' ? route.params : route.query;
     if (!schema) continue;
@@ -126,13 +180,13 @@ function parameters(route: RouteDoc, components: Record<string, JsonSchema>): Js
   return list;
 }
 
-function responses(route: RouteDoc, components: Record<string, JsonSchema>): JsonSchema {
-  const success: JsonSchema = { description: TITLES[route.status] };
+function responses(route: RouteDoc, components: Record<string, JsonSchema>): Record<string, Response> {
+  const success: Response = { description: TITLES[route.status] };
   if (route.status !== 204) {
     if (!route.response) throw new Error(`${route.method.toUpperCase()} ${route.path}: a route that answers a body must declare its response schema`);
     success.content = { 'application/json': { schema: toJsonSchema(route.response, components) } };
   }
-  const all: JsonSchema = { [route.status]: success };
+  const all: Record<string, Response> = { [route.status]: success };
   for (const [status, codes] of errorCodes(route)) {
     all[status] = {
       description: `${TITLES[status]}: ${codes.map((code) => `\`${code}\``).join(', ')}.`,
@@ -155,14 +209,15 @@ const operationId = (route: RouteDoc) =>
 const tagOf = (route: RouteDoc) => route.path.split('/')[2];
 
 /** The `/v1` OpenAPI 3.1 document, built from the route table: Joi schemas are validation and documentation. */
-export function openApiDocument(routes: readonly RouteDoc[]): JsonSchema {
+export function openApiDocument(routes: readonly RouteDoc[]): OpenApiDocument {
   const components: Record<string, JsonSchema> = {};
   const errorRef = toJsonSchema(errorSchema, components);
   if (errorRef.$ref !== '#/components/schemas/Error') throw new Error('the Error schema must be named');
-  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const paths: OpenApiDocument['paths'] = {};
   const api = routes.filter((route) => route.path.startsWith('/v1/'));
   for (const route of api) {
-    const operation: JsonSchema = {
+    const params = parameters(route, components);
+    const operation: Operation = {
       operationId: operationId(route),
       summary: route.summary,
       description: describeCaller(route),
@@ -170,11 +225,10 @@ export function openApiDocument(routes: readonly RouteDoc[]): JsonSchema {
       ...(route.caller === 'anyone' ? { security: [] } : {}),
       'x-ringlane-capability': route.capability ?? null,
       ...(route.caller === 'member' ? { 'x-ringlane-tenant': route.tenant ?? 'allowed' } : {}),
+      ...(params.length ? { parameters: params } : {}),
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(route.body, components) } } } } : {}),
+      responses: responses(route, components),
     };
-    const params = parameters(route, components);
-    if (params.length) operation.parameters = params;
-    if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: toJsonSchema(route.body, components) } } };
-    operation.responses = responses(route, components);
     (paths[openApiPath(route.path)] ??= {})[route.method] = operation;
   }
   return {
@@ -215,7 +269,7 @@ export function openApiDocument(routes: readonly RouteDoc[]): JsonSchema {
 
 /** `GET /v1/openapi.json`, unauthenticated; changes only with a deploy, so built once and cacheable for an hour. */
 export function openApiRoute(routes: readonly RouteDoc[]): RequestHandler {
-  let document: JsonSchema | null = null;
+  let document: OpenApiDocument | null = null;
   return (_req, res) => {
     document ??= openApiDocument(routes);
     res.set('Cache-Control', 'public, max-age=3600').json(document);

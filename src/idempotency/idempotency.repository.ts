@@ -28,7 +28,7 @@ export class IdempotencyRepository {
 
   /** One INSERT ... ON CONFLICT: true when the key is now this request's (new, expired or abandoned), false when another holds it. */
   async claim(key: RecordKey, requestHash: string): Promise<boolean> {
-    const claimed = await this.dataSource.query(
+    const claimed = await this.dataSource.query<unknown[]>(
       `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash) VALUES ($1, $2, $3, $4)
        ON CONFLICT (scope, key_hash, credential) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_sealed = NULL, created_at = now()
@@ -42,7 +42,7 @@ export class IdempotencyRepository {
 
   /** Null when purged meanwhile. */
   async find(key: RecordKey): Promise<StoredRecord | null> {
-    const [row] = await this.dataSource.query(`SELECT ${storedRecord.select()} FROM ${storedRecord.from()} WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
+    const [row] = await this.dataSource.query<StoredRecord[]>(`SELECT ${storedRecord.select()} FROM ${storedRecord.from()} WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
       key.scope,
       key.credential,
       key.keyHash,
@@ -62,7 +62,7 @@ export class IdempotencyRepository {
   }
 
   async purgeExpired(): Promise<number> {
-    const [, count] = await this.dataSource.query(`DELETE FROM idempotency_records WHERE created_at < now() - interval '${RETENTION}'`);
+    const [, count] = await this.dataSource.query<[unknown[], number]>(`DELETE FROM idempotency_records WHERE created_at < now() - interval '${RETENTION}'`);
     return count;
   }
 }

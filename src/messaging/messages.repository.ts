@@ -53,7 +53,7 @@ export class MessagesRepository {
   }
 
   async findUnsent(id: string): Promise<UnsentText | null> {
-    const [row] = await this.db.query(`SELECT ${unsentRow.select()} FROM ${unsentRow.from()} WHERE id = $1 AND sent_at IS NULL`, [id]);
+    const [row] = await this.db.query<UnsentText[]>(`SELECT ${unsentRow.select()} FROM ${unsentRow.from()} WHERE id = $1 AND sent_at IS NULL`, [id]);
     return row ?? null;
   }
 

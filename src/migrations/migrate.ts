@@ -33,9 +33,10 @@ export async function ensureDatabase(url: string): Promise<'existed' | 'created'
         `the database "${name}" does not exist at ${target.host}, and ${role} may not create it (${why}). ` +
           `Create it with a role that may (e.g. \`createdb -h ${target.hostname} -p ${target.port || 5432} -U postgres -O ${role} ${name}\`), ` +
           `or give ${role} the right to (ALTER ROLE ... CREATEDB), or point DATABASE_URL at an existing database.`,
+        { cause: err },
       );
     }
-    throw new Error(`the database "${name}" does not exist at ${target.host} and could not be created: ${why}`);
+    throw new Error(`the database "${name}" does not exist at ${target.host} and could not be created: ${why}`, { cause: err });
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -47,7 +47,7 @@ export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNu
 
   /** In the caller's transaction it also locks the number until commit, so it cannot be released meanwhile. */
   async lockOwn(em: EntityManager, orgId: string, phoneNumber: string): Promise<boolean> {
-    const rows = await em.query('SELECT 1 FROM phone_numbers WHERE org_id = $1 AND phone_number = $2 FOR SHARE', [orgId, phoneNumber]);
+    const rows = await em.query<unknown[]>('SELECT 1 FROM phone_numbers WHERE org_id = $1 AND phone_number = $2 FOR SHARE', [orgId, phoneNumber]);
     return rows.length > 0;
   }
 }

@@ -22,7 +22,7 @@ export class InvitesRepository {
    * lets one insert win, and an expired invite is replaced in place. Null when one is pending.
    */
   async insertUnlessPending(invite: { id: string; orgId: string; email: string; capabilities: Capability[] }, validity: string): Promise<InviteRow | null> {
-    const [row] = await this.db.query(
+    const [row] = await this.db.query<InviteRow[]>(
       `INSERT INTO invites (id, org_id, email, capabilities, expires_at)
        VALUES ($1, $2, $3, $4, now() + $5::interval)
        ON CONFLICT (org_id, email) DO UPDATE

@@ -105,7 +105,7 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
 
   /** 404 when the organization has no such row; `lock` holds it FOR UPDATE until `em`'s transaction ends. */
   async findRow(em: EntityManager, orgId: string, id: string, lock = false): Promise<RowOf<M>> {
-    const [row] = await em.query(`SELECT ${this.select} FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, orgId]);
+    const [row] = await em.query<RowOf<M>[]>(`SELECT ${this.select} FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, orgId]);
     if (!row) throw this.notFound();
     return row;
   }
@@ -126,7 +126,7 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
       return `(${[params.param(newId(this.spec.idPrefix)), params.param(orgId), ...own].join(', ')})`;
     });
     return this.translate(this.spec.missingReference, () =>
-      em.query(
+      em.query<RowOf<M>[]>(
         `INSERT INTO ${this.spec.shape.table} (${['id', 'org_id', ...columns].join(', ')}) VALUES ${values.join(', ')} RETURNING ${this.select}`,
         params.params,
       ),
@@ -141,7 +141,7 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
     target.and('id = ? AND org_id = ?', id, orgId);
     // TypeORM answers an UPDATE with [rows, count].
     const [[row]] = await this.translate(this.spec.missingReference, () =>
-      em.query(`UPDATE ${this.spec.shape.table} SET ${set.join(', ')} WHERE ${target} RETURNING ${this.select}`, target.params),
+      em.query<[RowOf<M>[], number]>(`UPDATE ${this.spec.shape.table} SET ${set.join(', ')} WHERE ${target} RETURNING ${this.select}`, target.params),
     );
     if (!row) throw this.notFound();
     return row;
@@ -150,7 +150,7 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
   async deleteRow(em: EntityManager, orgId: string, id: string): Promise<RowOf<M>> {
     // TypeORM answers a DELETE with [rows, count].
     const [[row]] = await this.translate(this.spec.inUse, () =>
-      em.query(`DELETE FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2 RETURNING ${this.select}`, [id, orgId]),
+      em.query<[RowOf<M>[], number]>(`DELETE FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2 RETURNING ${this.select}`, [id, orgId]),
     );
     if (!row) throw this.notFound();
     return row;

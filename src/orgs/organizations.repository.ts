@@ -26,7 +26,9 @@ export const ORG_REF = rowShape('organizations', {
   disabled: column<boolean>(),
 });
 
-export const orgRefOf = (row: RowOf<typeof ORG_REF.columns>): OrgRef => ({
+export type OrgRefRow = RowOf<typeof ORG_REF.columns>;
+
+export const orgRefOf = (row: OrgRefRow): OrgRef => ({
   id: row.id,
   parentId: row.parent_id,
   isReseller: row.is_reseller,
@@ -108,13 +110,13 @@ export class OrganizationsRepository {
   /** Null also when the id is another organization's (never says it exists). */
   async findTenant(sql: Sql, resellerId: string, tenantId: string, { lock = false }: Locking = {}): Promise<TenantRow | null> {
     const condition = tenantsOf(resellerId).and('id = ?', tenantId);
-    const [row] = await sql.query(`SELECT ${TENANT.select()} FROM ${TENANT.from()} WHERE ${condition}${lock ? ' FOR UPDATE' : ''}`, condition.params);
+    const [row] = (await sql.query(`SELECT ${TENANT.select()} FROM ${TENANT.from()} WHERE ${condition}${lock ? ' FOR UPDATE' : ''}`, condition.params)) as TenantRow[];
     return row ?? null;
   }
 
   async findTenantRef(resellerId: string, tenantId: string): Promise<OrgRef | null> {
     const condition = tenantsOf(resellerId).and('id = ?', tenantId);
-    const [row] = await this.db.query(`SELECT ${ORG_REF.select()} FROM ${ORG_REF.from()} WHERE ${condition}`, condition.params);
+    const [row] = await this.db.query<OrgRefRow[]>(`SELECT ${ORG_REF.select()} FROM ${ORG_REF.from()} WHERE ${condition}`, condition.params);
     return row ? orgRefOf(row) : null;
   }
 
@@ -125,12 +127,12 @@ export class OrganizationsRepository {
 
   async countTenants(em: EntityManager, resellerId: string): Promise<number> {
     const condition = tenantsOf(resellerId);
-    const [{ count }] = await em.query(`SELECT count(*)::int AS count FROM organizations WHERE ${condition}`, condition.params);
+    const [{ count }] = await em.query<Array<{ count: number }>>(`SELECT count(*)::int AS count FROM organizations WHERE ${condition}`, condition.params);
     return count;
   }
 
   async tenantState(tenantId: string): Promise<Pick<Organization, 'disabled' | 'disabledAt'> | null> {
-    const [row] = await this.db.query(`SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND ${IS_TENANT}`, [tenantId]);
+    const [row] = await this.db.query<Array<{ disabled: boolean; disabled_at: Date | null }>>(`SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND ${IS_TENANT}`, [tenantId]);
     return row ? { disabled: row.disabled, disabledAt: row.disabled_at } : null;
   }
 

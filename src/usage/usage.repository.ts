@@ -163,13 +163,13 @@ export class UsageRepository {
 
   /** The rollup watermark: every hour before it is complete in usage_buckets (null before the first rollup). */
   async watermark(): Promise<Date | null> {
-    const [mark] = await this.dataSource.query('SELECT rolled_until FROM usage_watermark WHERE id = 1');
+    const [mark] = await this.dataSource.query<Array<{ rolled_until: Date }>>('SELECT rolled_until FROM usage_watermark WHERE id = 1');
     return mark ? new Date(mark.rolled_until) : null;
   }
 
   /** The earliest time any organization has usage data (null: none has). */
   async earliestActivity(): Promise<Date | null> {
-    const [{ earliest }] = await this.dataSource.query(EARLIEST_ACTIVITY);
+    const [{ earliest }] = await this.dataSource.query<Array<{ earliest: Date | null }>>(EARLIEST_ACTIVITY);
     return earliest ? new Date(earliest) : null;
   }
 
@@ -198,7 +198,13 @@ export class UsageRepository {
    * ranges (at most two) from the source rows.
    */
   async usageOf(tenantId: string, resellerId: string, rolled: Range | null, raw: Range[]): Promise<UsageFigures> {
-    const [row] = await this.dataSource.query(USAGE_STATEMENTS[raw.length], [tenantId, resellerId, rolled?.[0] ?? null, rolled?.[1] ?? null, ...raw.flat()]);
+    const [row] = await this.dataSource.query<UsageFigures[]>(USAGE_STATEMENTS[raw.length], [
+      tenantId,
+      resellerId,
+      rolled?.[0] ?? null,
+      rolled?.[1] ?? null,
+      ...raw.flat(),
+    ]);
     return row;
   }
 }

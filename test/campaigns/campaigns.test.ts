@@ -18,7 +18,7 @@ async function setState(org: VoiceOrg, id: string, state: string) {
 const waitForState = (org: VoiceOrg, id: string, state: string) => waitForCampaignState(asCaller(org.key), id, state);
 
 const callsOf = (campaignId: string) =>
-  db.query(`SELECT contact_id, status FROM calls WHERE campaign_id = $1 ORDER BY created_at`, [campaignId]) as Promise<Array<{ contact_id: string; status: string }>>;
+  db.query<Array<{ contact_id: string; status: string }>>(`SELECT contact_id, status FROM calls WHERE campaign_id = $1 ORDER BY created_at`, [campaignId]);
 
 /** "HH:MM" in UTC, `hours` from now. */
 const utcClock = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString().slice(11, 16);

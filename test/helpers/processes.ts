@@ -148,7 +148,7 @@ export class ServiceProcesses {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until `check` holds; on timeout the error shows `describe()` (state, logs). */
-export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => Promise<unknown> | unknown, pollMs = 100): Promise<void> {
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, describe: () => unknown, pollMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) {

@@ -52,7 +52,7 @@ class RedisServerProcess {
   async start(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...this.extraArgs];
     const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr!.resume();
+    child.stderr.resume();
     this.child = child;
     await until(`redis-server on ${this.port} answers`, async () => {
       if (child.exitCode !== null) throw new Error(`redis-server on ${this.port} exited with ${child.exitCode}`);

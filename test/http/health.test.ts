@@ -21,11 +21,11 @@ describe('readiness without Redis', () => {
   it('GET /readyz answers 503 naming Redis when it does not answer; its reconnection attempts print nothing to stderr', async () => {
     // Each queue re-emits its connection's errors; unheard, BullMQ printed every one's stack.
     const printed: string[] = [];
-    const write = process.stderr.write;
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const write = process.stderr.write.bind(process.stderr) as (...args: unknown[]) => boolean;
+    process.stderr.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
       printed.push(String(chunk));
-      return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
-    }) as typeof process.stderr.write;
+      return write(chunk, ...rest);
+    };
     const deadRedis = createRedis('command', unreachableRedis().target);
     const lonely = appOver({ redis: deadRedis });
     try {

@@ -344,7 +344,7 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
         if (res.body.error.code === 'invalid_request') {
           const paths: string[] = res.body.error.details.map((d: { path: string }) => d.path);
           expect(paths, `${label}: details`).to.not.be.empty;
-          if (field) expect(paths.some((p) => p === field || p.startsWith(`${field}.`)), `${label}: details name ${field}: ${paths}`).to.equal(true);
+          if (field) expect(paths.some((p) => p === field || p.startsWith(`${field}.`)), `${label}: details name ${field}: ${paths.join(',')}`).to.equal(true);
         }
       }
     }

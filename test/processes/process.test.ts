@@ -60,8 +60,8 @@ describe('the web process on a port already taken', () => {
     const web = startProcess('src/server.ts', { PORT: String((taken.address() as net.AddressInfo).port), LOG_LEVEL: 'info' });
     let stdout = '';
     let stderr = '';
-    web.stdout!.on('data', (d: Buffer) => (stdout += d));
-    web.stderr!.on('data', (d: Buffer) => (stderr += d));
+    web.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    web.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
       expect(await exitCodeOf(web)).to.equal(1);
       expect(stdout).to.match(/"msg":"the API could not start"/).and.to.include('EADDRINUSE');

@@ -22,11 +22,11 @@ interface Supervisor {
 
 /** Starts `npm start`'s entry in a process group of its own, as a shell starts a foreground job. */
 function startSupervisor(env: Record<string, string | undefined>): Supervisor {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const out: string[] = [];
   const err: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
+  child.stdout.on('data', (d: Buffer) => out.push(d.toString()));
+  child.stderr.on('data', (d: Buffer) => err.push(d.toString()));
   return { child, out: () => out.join(''), err: () => err.join('') };
 }
 

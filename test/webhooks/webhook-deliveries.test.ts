@@ -56,7 +56,7 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
       expect(r.headers['content-type']).to.equal('application/json');
       expect(r.headers['x-ringlane-signature']).to.equal(`sha256=${createHmac('sha256', SECRET).update(r.raw).digest('hex')}`);
       expect(r.headers['x-ringlane-delivery-id']).to.match(/^[0-9a-f-]{36}$/);
-      const signed = `${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.raw.toString('utf8')}`;
+      const signed = `${String(r.headers['webhook-id'])}.${String(r.headers['webhook-timestamp'])}.${r.raw.toString('utf8')}`;
       expect(r.headers['webhook-signature']).to.equal(`v1,${createHmac('sha256', key).update(signed).digest('base64')}`);
       expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).to.be.below(60);
     }

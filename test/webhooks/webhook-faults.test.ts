@@ -173,9 +173,9 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
         await sleep(40);
       }
     })();
-    let atKill = 0;
+    let atKill: number;
     try {
-      await waitUntil('some deliveries', async () => (atKill = await deliveryCount(org)) >= 40, 20_000, () => statusCounts(org), 5);
+      await waitUntil('some deliveries', async () => (await deliveryCount(org)) >= 40, 20_000, () => statusCounts(org), 5);
       await stopProcess(relay.child, 'SIGKILL');
       atKill = await deliveryCount(org);
     } finally {

@@ -20,10 +20,10 @@ const BODY = '{"event":"call.completed","call_id":"call_123","sequence":4,"outco
 function recordingTimingSafeEqual<T>(fn: () => T): { result: T; comparisons: Array<[number, number]> } {
   const original = crypto.timingSafeEqual;
   const comparisons: Array<[number, number]> = [];
-  crypto.timingSafeEqual = ((a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+  crypto.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
     comparisons.push([a.byteLength, b.byteLength]);
     return original(a, b);
-  }) as typeof crypto.timingSafeEqual;
+  };
   // Named imports of a built-in module are live bindings: this makes them see the wrapper.
   syncBuiltinESMExports();
   try {
