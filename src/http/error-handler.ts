@@ -34,7 +34,7 @@ export const notFound: RequestHandler = (req) => {
  * AppError is logged with the request id and answered 500 `internal_error`, without internals.
  */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const known = err instanceof AppError ? err : fromBodyParser(err);
+  const known = err instanceof AppError ? err : fromBodyParser(err as HttpError);
   const requestId = res.locals.requestId as string | undefined;
   if (res.headersSent) {
     logger.error({ err, reqId: requestId }, 'error after the response started');

@@ -21,6 +21,8 @@ interface Position {
 
 /** What runs SQL: a DataSource, or an EntityManager inside a transaction. */
 export interface Sql {
+  // What a statement answers depends on it (rows, or [rows, count]): the caller says which.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeORM's own query() answers any
   query(text: string, params?: unknown[]): Promise<any>;
 }
 
@@ -33,7 +35,7 @@ const invalidCursor = () =>
 
 function decodeCursor(cursor: string): [Date, string] {
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
     // Only what encodeCursor makes: an ISO timestamp that round-trips, and an id. The time is
     // one a row can have (years 0001-9999): Postgres refuses one before 4713 BC with an error.
     const createdAt = parseUtcTimestamp(at);
@@ -68,7 +70,7 @@ export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery
     where.and(`(created_at, id) < (${at}, ?) AND created_at <= ${at}`, id);
   }
   const limit = where.param(page.limit + 1);
-  const rows: R[] = await sql.query(`SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, where.params);
+  const rows = (await sql.query(`SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, where.params)) as R[];
   const more = rows.length > page.limit;
   const data = more ? rows.slice(0, page.limit) : rows;
   return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };

@@ -71,7 +71,7 @@ export class DeliverySender {
         dnsLookup: ((_host: string, options: unknown, callback?: unknown) => {
           const cb = (typeof options === 'function' ? options : callback) as (err: null, address: string, family: number) => void;
           cb(null, destination.address, destination.family);
-        }) as never,
+        }),
       });
       const body = String(response.body).slice(0, BODY_KEPT);
       if (response.statusCode >= 200 && response.statusCode < 300) return { kind: 'accepted', status: response.statusCode, body, durationMs: took() };

@@ -48,9 +48,10 @@ export function customizationProblem(aliases: Readonly<Record<string, unknown>>,
     if (!fields.includes(field)) return { path: at, message: `is not an event field; the fields are ${fields.join(', ')}` };
     const problem = aliasProblem(alias);
     if (problem) return { path: at, message: problem };
-    const other = taken.get(alias as string);
-    if (other !== undefined) return { path: at, message: `renames to "${alias}", the name the field "${other}" is delivered under` };
-    taken.set(alias as string, field);
+    const name = alias as string; // aliasProblem refuses any other
+    const other = taken.get(name);
+    if (other !== undefined) return { path: at, message: `renames to "${name}", the name the field "${other}" is delivered under` };
+    taken.set(name, field);
   }
   for (const key of Object.keys(extra)) {
     const at: CustomizationProblem['path'] = ['extra_payload', key];
@@ -67,7 +68,7 @@ export function customizationProblem(aliases: Readonly<Record<string, unknown>>,
  * on a name clash in stored rows the event's field wins.
  */
 export function buildBody(event: Record<string, unknown>, custom: Customization): string {
-  const body: Record<string, unknown> = Object.create(null);
+  const body = Object.create(null) as Record<string, unknown>;
   const put = (name: string, value: unknown) => {
     if (!Object.hasOwn(body, name)) body[name] = value;
   };

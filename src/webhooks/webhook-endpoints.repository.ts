@@ -76,7 +76,7 @@ export class WebhookEndpointsRepository {
 
   /** Of any organization. */
   async exists(id: string): Promise<boolean> {
-    const rows = await this.dataSource.query(`SELECT 1 FROM ${endpointRow.table} WHERE id = $1`, [id]);
+    const rows = await this.dataSource.query<unknown[]>(`SELECT 1 FROM ${endpointRow.table} WHERE id = $1`, [id]);
     return rows.length > 0;
   }
 
@@ -104,7 +104,7 @@ export class WebhookEndpointsRepository {
 
   /** Forgets previous secrets whose overlap ended (a secret no longer needed is not kept); returns how many. */
   async forgetExpiredSecrets(): Promise<number> {
-    const [, count] = await this.dataSource.query(
+    const [, count] = await this.dataSource.query<[unknown[], number]>(
       `UPDATE ${endpointRow.table} SET previous_secret = NULL, previous_secret_expires_at = NULL WHERE previous_secret_expires_at <= now()`,
     );
     return count;

@@ -65,6 +65,7 @@ export function customHeaderNameProblem(name: string): string | null {
 /** Why `url` cannot be a webhook endpoint's URL, or null when it can. */
 export function webhookUrlProblem(url: string): string | null {
   if (url.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters long`;
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   if (!/^https?:\/\//i.test(url) || /[\s\x00-\x1f\x7f]/.test(url)) return 'must be an absolute http:// or https:// URL';
   let parsed: URL;
   try {
