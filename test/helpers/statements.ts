@@ -36,17 +36,15 @@ export class StatementLog {
     };
   }
 
-  /** A pg pool (one connection, so none opens inside an owner) whose statements are kept. */
+  /** A pg pool (one connection) whose statements are kept. */
   pool(): pg.Pool {
     return new pg.Pool({ connectionString: config.databaseUrl, max: 1, Client: this.client });
   }
 
   /** A DataSource like the app's (one connection) whose statements are kept. */
-  async dataSource(): Promise<DataSource> {
+  dataSource(): Promise<DataSource> {
     const options = db.options as PostgresDataSourceOptions;
-    const dataSource = await new DataSource({ ...options, extra: { ...options.extra, max: 1, Client: this.client } }).initialize();
-    await dataSource.query('SELECT 1');
-    return dataSource;
+    return new DataSource({ ...options, extra: { ...options.extra, max: 1, Client: this.client } }).initialize();
   }
 
   /** Makes `klass.prototype[method]` an owner, until `restore()`; returns its name. */
