@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { HistoryRange } from '../history/history-range.js';
+import { inRange, whereInRange, type HistoryRange } from '../history/history-range.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type Sql } from '../lib/pagination.js';
 import { column, presentRow, rowShape, where, type Presented, type RowOf } from '../lib/sql.js';
@@ -77,7 +77,7 @@ export class EventsRepository {
   /** The organization's event with this id in `retained`: one primary-key probe per day (an id says nothing of its time). */
   async find(orgId: string, id: string, retained: HistoryRange): Promise<EventRow | null> {
     const [row] = await this.db.query<EventRow[]>(
-      `SELECT ${eventRow.select('ev')} FROM ${eventRow.from('ev')} WHERE ev.id = $1 AND ev.org_id = $2 AND ev.created_at >= $3 AND ev.created_at <= $4`,
+      `SELECT ${eventRow.select('ev')} FROM ${eventRow.from('ev')} WHERE ev.id = $1 AND ev.org_id = $2 AND ${inRange('ev.created_at', '$3', '$4')}`,
       [id, orgId, retained.from, retained.to],
     );
     return row ?? null;
@@ -93,5 +93,5 @@ function eventsBetween(retained: HistoryRange, { created_after: after, created_b
   const within = (t: Date) => new Date(Math.min(Math.max(t.getTime(), retained.from.getTime()), retained.to.getTime()));
   const from = after && after > retained.from ? within(after) : null;
   const to = before && before < retained.to ? within(before) : null;
-  return [`ev.created_at ${from ? '>' : '>='} ? AND ev.created_at ${to ? '<' : '<='} ?`, from ?? retained.from, to ?? retained.to];
+  return whereInRange('ev.created_at', { from: from ?? retained.from, to: to ?? retained.to }, `${from ? '(' : '['}${to ? ')' : ']'}`);
 }

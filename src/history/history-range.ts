@@ -10,6 +10,23 @@ export interface HistoryRange {
   to: Date;
 }
 
+/** Which ends a range condition includes: `[` `]` an included end, `(` `)` an excluded one. */
+export type RangeEnds = `${'[' | '('}${']' | ')'}`;
+
+/**
+ * THE condition that bounds a history table's `column` (its partition key) by `from` and `to`
+ * (SQL: `$n` parameters, `?` marks, or expressions), both ends included unless `ends` says
+ * otherwise: what lets Postgres read only the partitions (days) between them.
+ */
+export function inRange(column: string, from: string, to: string, ends: RangeEnds = '[]'): string {
+  return `${column} ${ends[0] === '[' ? '>=' : '>'} ${from} AND ${column} ${ends[1] === ']' ? '<=' : '<'} ${to}`;
+}
+
+/** `inRange` over `range`, with `?` marks: the clause and its values, for `Where.and`. */
+export function whereInRange(column: string, range: HistoryRange, ends: RangeEnds = '[]'): [string, Date, Date] {
+  return [inRange(column, '?', '?', ends), range.from, range.to];
+}
+
 const DAY_MS = 86_400_000;
 
 /**

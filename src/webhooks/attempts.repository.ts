@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { OperationalEventType } from '../events/event-types.js';
 import { insertOperationalEvents } from '../events/events.repository.js';
-import { spanning } from '../history/history-range.js';
+import { inRange, spanning } from '../history/history-range.js';
 import { newId } from '../lib/ids.js';
 import { pauseOrResume } from './delivery-log.repository.js';
 
@@ -86,7 +86,7 @@ export class AttemptsRepository {
                       next_attempt_at = CASE WHEN w.disabled THEN NULL ELSE o.next_attempt_at END,
                       last_response_status = o.response_status, updated_at = now()
                  FROM o, webhook_endpoints w
-                WHERE d.id = o.delivery_id AND d.created_at = o.delivery_created_at AND d.created_at >= $11 AND d.created_at <= $12 AND w.id = d.endpoint_id
+                WHERE d.id = o.delivery_id AND d.created_at = o.delivery_created_at AND ${inRange('d.created_at', '$11', '$12')} AND w.id = d.endpoint_id
                RETURNING d.id
              ), attempts AS (
                INSERT INTO webhook_attempts (id, delivery_id, delivery_created_at, attempted_at, response_status, duration_ms, error, response_body)

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { daysOf, dayStart, rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
+import { daysOf, dayStart, inRange, rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
 import type { DeliveryTarget } from './delivery-request.js';
 
 /**
@@ -29,7 +29,7 @@ export type ClaimWanted = Array<{ endpointId: string; quota: number }>;
 
 /** The due deliveries (as `d`) of the endpoint `endpoint` (SQL), in the claim's range ($4, $5). */
 const DUE_OF = (endpoint: string) =>
-  `d.endpoint_id = ${endpoint} AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now() AND d.created_at >= $4 AND d.created_at <= $5`;
+  `d.endpoint_id = ${endpoint} AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now() AND ${inRange('d.created_at', '$4', '$5')}`;
 
 /**
  * A claim statement: `mine` (a CTE, after the ones it needs) chooses and locks deliveries (id,
@@ -39,13 +39,13 @@ const DUE_OF = (endpoint: string) =>
  */
 const claimStatement = (mine: string, after = '') => `WITH ${mine}, claimed AS (
     UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $3)
-      FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND d.created_at >= $4 AND d.created_at <= $5
+      FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND ${inRange('d.created_at', '$4', '$5')}
     RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at, mine.send_at
   )${after}
   SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at,
          ceil(extract(epoch FROM c.send_at - clock_timestamp()) * 1000)::int AS wait_ms, ${TARGET}
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id
-    JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ev.created_at >= $4 AND ev.created_at <= $5`;
+    JOIN call_events ev ON ev.id = c.event_id AND ev.created_at = c.created_at AND ${inRange('ev.created_at', '$4', '$5')}`;
 
 /** `claimDue`: endpoints without a rate limit. */
 const CLAIM_DUE = claimStatement(`mine AS (
@@ -114,7 +114,7 @@ export class DeliveryClaimsRepository {
                 -- In the order of the index of open deliveries, so that even a day without
                 -- statistics yet is probed through it, not read whole.
                 SELECT 1 FROM webhook_deliveries d
-                 WHERE d.status IN ('pending', 'retrying') AND d.created_at >= day.start AND d.created_at < day.next
+                 WHERE d.status IN ('pending', 'retrying') AND ${inRange('d.created_at', 'day.start', 'day.next', '[)')}
                  ORDER BY d.endpoint_id, d.next_attempt_at LIMIT 1
               ) open`,
       values: [days.map((d) => d.start), days.map((d) => d.end)],
@@ -133,11 +133,11 @@ export class DeliveryClaimsRepository {
       name: 'webhook_open_endpoints',
       text: `WITH RECURSIVE e(endpoint_id, n) AS (
                (SELECT endpoint_id, 1 FROM webhook_deliveries
-                 WHERE status IN ('pending', 'retrying') AND endpoint_id > $1 AND created_at >= $3 AND created_at <= $4
+                 WHERE status IN ('pending', 'retrying') AND endpoint_id > $1 AND ${inRange('created_at', '$3', '$4')}
                  ORDER BY endpoint_id LIMIT 1)
                UNION ALL
                SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
-                        WHERE d.status IN ('pending', 'retrying') AND d.endpoint_id > e.endpoint_id AND d.created_at >= $3 AND d.created_at <= $4
+                        WHERE d.status IN ('pending', 'retrying') AND d.endpoint_id > e.endpoint_id AND ${inRange('d.created_at', '$3', '$4')}
                         ORDER BY d.endpoint_id LIMIT 1), e.n + 1
                  FROM e WHERE e.endpoint_id IS NOT NULL AND e.n < $2
              )
@@ -191,8 +191,8 @@ export class DeliveryClaimsRepository {
       name: 'webhook_find_target',
       text: `SELECT d.id AS delivery_id, d.attempt_count, d.endpoint_id, d.created_at, d.status, d.event, ${TARGET}
                FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-               JOIN call_events ev ON ev.id = d.event_id AND ev.created_at = d.created_at AND ev.created_at >= $2 AND ev.created_at <= $3
-              WHERE d.id = $1 AND d.created_at >= $2 AND d.created_at <= $3`,
+               JOIN call_events ev ON ev.id = d.event_id AND ev.created_at = d.created_at AND ${inRange('ev.created_at', '$2', '$3')}
+              WHERE d.id = $1 AND ${inRange('d.created_at', '$2', '$3')}`,
       values: [deliveryId, range.from, range.to],
     });
     return rows[0] ?? null;
@@ -204,7 +204,7 @@ export class DeliveryClaimsRepository {
     const batch = spanning(deliveries.map((d) => d.created_at));
     await this.pool.query(
       `UPDATE webhook_deliveries SET next_attempt_at = now()
-        WHERE id = ANY($1) AND created_at >= $2 AND created_at <= $3 AND status IN ('pending', 'retrying')`,
+        WHERE id = ANY($1) AND ${inRange('created_at', '$2', '$3')} AND status IN ('pending', 'retrying')`,
       [deliveries.map((d) => d.delivery_id), batch.from, batch.to],
     );
   }

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { HistoryRange } from '../history/history-range.js';
+import { inRange, whereInRange, type HistoryRange } from '../history/history-range.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, presentRow, rowShape, where, type Presented, type RowOf, type Where } from '../lib/sql.js';
 import { notifyDeliveries } from './delivery-notifications.js';
@@ -72,8 +72,10 @@ export interface FailedFilter {
  * else by `retained`, so that only those days' partitions are read.
  */
 function failedWhere(filter: FailedFilter, retained: HistoryRange): Where {
-  return where(`d.status = 'failed' AND d.created_at >= ?`, filter.since ?? retained.from)
-    .and(filter.until ? 'd.created_at < ?' : 'd.created_at <= ?', filter.until ?? retained.to)
+  // `until` is exclusive; the retained range's end is not.
+  const range = { from: filter.since ?? retained.from, to: filter.until ?? retained.to };
+  return where(`d.status = 'failed'`)
+    .and(...whereInRange('d.created_at', range, filter.until ? '[)' : '[]'))
     .equal('d.endpoint_id', filter.endpointId)
     .equal('d.org_id', filter.orgId);
 }
@@ -87,7 +89,7 @@ export class DeliveryLogRepository {
 
   /** A page of the organization's deliveries among those `retained`, newest first, with the request's filters. */
   list(orgId: string, retained: HistoryRange, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
-    const filters = where('d.org_id = ? AND d.created_at >= ? AND d.created_at <= ?', orgId, retained.from, retained.to).matching(query, {
+    const filters = where('d.org_id = ?', orgId).and(...whereInRange('d.created_at', retained)).matching(query, {
       endpoint_id: 'd.endpoint_id',
       status: 'd.status',
       call_id: 'd.call_id',
@@ -98,8 +100,8 @@ export class DeliveryLogRepository {
 
   /** The organization's delivery with this id among those `retained`: one primary-key probe per day. */
   async find(orgId: string, id: string, retained: HistoryRange): Promise<DeliveryRow | null> {
-    const [row] = await this.dataSource.query(
-      `SELECT ${deliveryRow.select('d')} FROM ${deliveryRow.from('d')} WHERE d.id = $1 AND d.org_id = $2 AND d.created_at >= $3 AND d.created_at <= $4`,
+    const [row] = await this.dataSource.query<DeliveryRow[]>(
+      `SELECT ${deliveryRow.select('d')} FROM ${deliveryRow.from('d')} WHERE d.id = $1 AND d.org_id = $2 AND ${inRange('d.created_at', '$3', '$4')}`,
       [id, orgId, retained.from, retained.to],
     );
     return row ?? null;
@@ -108,7 +110,7 @@ export class DeliveryLogRepository {
   /** How many failed deliveries `filter` matches (within `retained`, unless it bounds them itself). */
   async countFailed(filter: FailedFilter, retained: HistoryRange): Promise<number> {
     const failed = failedWhere(filter, retained);
-    const [{ n }] = await this.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries d WHERE ${failed}`, failed.params);
+    const [{ n }] = await this.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM webhook_deliveries d WHERE ${failed}`, failed.params);
     return n;
   }
 

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { CALL_EVENT_TYPES } from '../events/event-types.js';
-import type { HistoryRange } from '../history/history-range.js';
+import { inRange, type HistoryRange } from '../history/history-range.js';
 import { newId } from '../lib/ids.js';
 
 /**
@@ -16,14 +16,14 @@ export class OutboxRepository {
    * reads every partition of `call_events` (each one's index of unrelayed events: a probe).
    */
   async oldestUnrelayed(): Promise<{ oldest: Date | null; now: Date }> {
-    const [{ oldest, now }] = await this.dataSource.query(`SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NULL`);
+    const [{ oldest, now }] = await this.dataSource.query<Array<{ oldest: Date | null; now: Date }>>(`SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NULL`);
     return { oldest, now };
   }
 
   /** Takes (FOR UPDATE, skipping those others hold) up to `limit` events in `range` not relayed yet, oldest first. */
   lockUnrelayed(em: EntityManager, range: HistoryRange, limit: number): Promise<Array<{ id: string; created_at: Date }>> {
     return em.query(
-      `SELECT id, created_at FROM call_events WHERE relayed_at IS NULL AND created_at >= $1 AND created_at <= $2
+      `SELECT id, created_at FROM call_events WHERE relayed_at IS NULL AND ${inRange('created_at', '$1', '$2')}
         ORDER BY created_at, sequence LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
       [range.from, range.to],
     );
@@ -42,7 +42,7 @@ export class OutboxRepository {
     return em.query(
       `SELECT ev.id AS event_id, w.id AS endpoint_id
          FROM call_events ev JOIN webhook_endpoints w ON w.org_id = ev.org_id AND NOT w.disabled
-        WHERE ev.id = ANY($1) AND ev.created_at >= $2 AND ev.created_at <= $3
+        WHERE ev.id = ANY($1) AND ${inRange('ev.created_at', '$2', '$3')}
           AND (ev.event = ANY(w.event_types) OR (cardinality(w.event_types) = 0 AND ev.event = ANY($4::text[])))
           AND (ev.event <> ALL($4::text[]) OR cardinality(w.outcomes) = 0 OR (ev.payload->>'outcome') = ANY(w.outcomes))
         ORDER BY ev.created_at, ev.sequence`,
@@ -60,7 +60,7 @@ export class OutboxRepository {
       `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count, next_attempt_at, created_at)
        SELECT m.id, ev.org_id, m.endpoint_id, ev.id, ev.call_id, ev.event, ev.sequence, 'pending', 0, now(), ev.created_at
          FROM unnest($1::varchar[], $2::varchar[], $3::varchar[]) AS m(id, event_id, endpoint_id)
-         JOIN call_events ev ON ev.id = m.event_id AND ev.created_at >= $4 AND ev.created_at <= $5
+         JOIN call_events ev ON ev.id = m.event_id AND ${inRange('ev.created_at', '$4', '$5')}
        ON CONFLICT (event_id, endpoint_id, created_at) DO NOTHING`,
       [matches.map(() => newId('dlv')), matches.map((m) => m.event_id), matches.map((m) => m.endpoint_id), batch.from, batch.to],
     );
@@ -68,6 +68,6 @@ export class OutboxRepository {
 
   /** Marks the events of `eventIds` (in `batch`) relayed. */
   async markRelayed(em: EntityManager, eventIds: string[], batch: HistoryRange): Promise<void> {
-    await em.query(`UPDATE call_events SET relayed_at = now() WHERE id = ANY($1) AND created_at >= $2 AND created_at <= $3`, [eventIds, batch.from, batch.to]);
+    await em.query(`UPDATE call_events SET relayed_at = now() WHERE id = ANY($1) AND ${inRange('created_at', '$2', '$3')}`, [eventIds, batch.from, batch.to]);
   }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
+import type { DataSource } from 'typeorm';
 import { createApp, type AppDeps, type RinglaneApp } from '../../src/app.js';
 import { config } from '../../src/config.js';
 import { db } from './db.js';
@@ -20,15 +21,15 @@ export async function newApp(options: AppOptions = {}): Promise<RinglaneApp> {
   return appOver(options);
 }
 
-/** App options in tests: those of `createApp`, and the Redis and clock its runtime uses (default: the run's, the real one). */
-export type AppOptions = Omit<AppDeps, 'runtime' | 'inspect'> & { redis?: RedisClient; now?: () => Date };
+/** App options in tests: those of `createApp`, and the database, Redis and clock its runtime uses (default: the run's, the real one). */
+export type AppOptions = Omit<AppDeps, 'runtime' | 'inspect'> & { db?: DataSource; redis?: RedisClient; now?: () => Date };
 
 /**
  * An app over a runtime of its own (see `createRuntime`), as a web process has; `close()`
  * closes both. Every `/v1` response it gives is checked against the OpenAPI document.
  */
-export function appOver({ redis = redisForTests(), now, ...options }: AppOptions = {}): RinglaneApp & { runtime: Runtime } {
-  const runtime = createRuntime({ db, redis, now });
+export function appOver({ db: database = db, redis = redisForTests(), now, ...options }: AppOptions = {}): RinglaneApp & { runtime: Runtime } {
+  const runtime = createRuntime({ db: database, redis, now });
   const ringlane: RinglaneApp = createApp({ runtime, ...options, inspect: checkResponses(() => openApiDocument(ringlane.routes)) });
   return {
     ...ringlane,
