@@ -35,7 +35,10 @@ function orgBody(flags: OrgFlags): Record<string, unknown> {
   if (flags.timezone !== undefined) body.timezone = flags.timezone;
   if (flags.reseller !== undefined) body.reseller = flags.reseller;
   if (flags.tenantLimit !== undefined) body.tenant_limit = int(flags.tenantLimit);
-  const ceiling = { max_concurrent_calls: flags.maxConcurrentCalls && int(flags.maxConcurrentCalls), max_calls_per_hour: flags.maxCallsPerHour && int(flags.maxCallsPerHour) };
+  const ceiling = {
+    max_concurrent_calls: flags.maxConcurrentCalls && int(flags.maxConcurrentCalls),
+    max_calls_per_hour: flags.maxCallsPerHour && int(flags.maxCallsPerHour),
+  };
   if (Object.values(ceiling).some((v) => v !== undefined)) body.ceiling = JSON.parse(JSON.stringify(ceiling));
   const rates = { per_minute: flags.perMinute, per_text: flags.perText };
   if (Object.values(rates).some((v) => v !== undefined)) body.rates = JSON.parse(JSON.stringify(rates));
@@ -49,8 +52,8 @@ function withOrgSettings(command: Command): Command {
   return command
     .addOption(new Option('--reseller [bool]', 'reseller access').argParser((v) => v !== 'false'))
     .option('--tenant-limit <n>', 'how many tenants a reseller may have')
-    .option('--max-concurrent-calls <n>', 'outbound limit (and tenants\' ceiling)')
-    .option('--max-calls-per-hour <n>', 'outbound limit (and tenants\' ceiling)')
+    .option('--max-concurrent-calls <n>', "outbound limit (and tenants' ceiling)")
+    .option('--max-calls-per-hour <n>', "outbound limit (and tenants' ceiling)")
     .option('--per-minute <amount>', 'call rate, per minute, billed per started second')
     .option('--per-text <amount>', 'rate per text');
 }
@@ -104,13 +107,11 @@ withOrgSettings(
     .description('change reseller access, tenant limit, ceiling, rates or the low-balance threshold')
     .argument('<org_id>')
     .option('--low-balance-threshold <amount>', 'balance.low is sent when the balance falls below this; "none" unsets it'),
-).action(
-  (id: string, flags: OrgFlags) => run(({ orgs }) => orgs.updateOrg(id, validate<UpdateOrgInput>(updateOrgSchema, orgBody(flags), 'body'))),
-);
+).action((id: string, flags: OrgFlags) => run(({ orgs }) => orgs.updateOrg(id, validate<UpdateOrgInput>(updateOrgSchema, orgBody(flags), 'body'))));
 
 program
   .command('orgs:balance')
-  .description('credit (or, negative, debit) an organization\'s balance')
+  .description("credit (or, negative, debit) an organization's balance")
   .argument('<org_id>')
   .argument('<amount>', 'decimal amount, e.g. 25.00 or -3.50')
   .action((id: string, amount: string) =>
@@ -140,12 +141,16 @@ program
   .option('--until <time>', 'ISO 8601 UTC ending in Z, deliveries created before')
   .action((flags: { endpoint?: string; org?: string; since?: string; until?: string }) =>
     run(async ({ webhookDeliveries: deliveries }) => {
-      const filter = validate<FailedFilter>(retryFilterSchema, {
-        endpointId: flags.endpoint,
-        orgId: flags.org,
-        since: flags.since,
-        until: flags.until,
-      }, 'query');
+      const filter = validate<FailedFilter>(
+        retryFilterSchema,
+        {
+          endpointId: flags.endpoint,
+          orgId: flags.org,
+          since: flags.since,
+          until: flags.until,
+        },
+        'query',
+      );
       const total = await deliveries.countFailed(filter);
       const bar = new SingleBar({ stream: process.stderr, format: 'retrying failed deliveries [{bar}] {value}/{total} {percentage}%' }, Presets.shades_classic);
       bar.start(total, 0);

@@ -106,7 +106,9 @@ process.on('disconnect', () => stop('npm start went away', 0));
 
 async function main(): Promise<void> {
   if (!config.operatorToken) {
-    complain('warning: OPERATOR_TOKEN is not set, so the admin API (/admin/v1), the queue dashboard and /metrics refuse everyone; set it, e.g. `export OPERATOR_TOKEN=$(openssl rand -hex 24)` before `npm start`');
+    complain(
+      'warning: OPERATOR_TOKEN is not set, so the admin API (/admin/v1), the queue dashboard and /metrics refuse everyone; set it, e.g. `export OPERATOR_TOKEN=$(openssl rand -hex 24)` before `npm start`',
+    );
   }
   await checkRedis();
   database = await resolveDatabase();

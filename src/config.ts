@@ -84,7 +84,9 @@ const schema = Joi.object<Env>({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(20),
-  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_URL: Joi.string()
+    .uri({ scheme: ['redis', 'rediss'] })
+    .default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: Joi.string()
     .allow('')
     .custom((value: string, helpers) => parseClusterSeeds(value) ?? helpers.error('any.invalid'))
@@ -93,7 +95,8 @@ const schema = Joi.object<Env>({
     .pattern(/^[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)*$/)
     .default('ringlane')
     .messages({
-      'string.pattern.base': '"REDIS_PREFIX" must be a plain name such as ringlane (letters, digits, _ . - and inner colons; no braces: the hash tags are added per queue and per organization)',
+      'string.pattern.base':
+        '"REDIS_PREFIX" must be a plain name such as ringlane (letters, digits, _ . - and inner colons; no braces: the hash tags are added per queue and per organization)',
     }),
   OPERATOR_TOKEN: Joi.string().min(16).allow(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),

@@ -125,7 +125,9 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
   const numbers = new PhoneNumbersRepository(db);
   const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers, organizations);
-  const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [campaignCallEndHooks(campaigns, jobs.calls)]);
+  const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [
+    campaignCallEndHooks(campaigns, jobs.calls),
+  ]);
 
   const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis, events);
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
@@ -156,7 +158,12 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
     campaigns: new CampaignsService(db, campaigns, jobs.calls, resources.agents, resources.contacts),
-    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine, { contacts: resources.contacts, doNotCall, timezones: new PhoneTimezones(), now }),
+    campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine, {
+      contacts: resources.contacts,
+      doNotCall,
+      timezones: new PhoneTimezones(),
+      now,
+    }),
     carrierConnection,
     messages: new MessagesService(messages, organizations),
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),

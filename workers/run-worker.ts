@@ -111,7 +111,9 @@ async function start<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerS
   // Any reconnection may be to a Redis that lost everything; upserting is idempotent, so a mere blip costs nothing.
   onReady(connection, () => {
     if (closing) return;
-    upsertSchedulers(schedulers, queue).catch((err) => logger.warn({ err, queue: queue.name }, 'could not upsert the job schedulers; the next reconnection tries again'));
+    upsertSchedulers(schedulers, queue).catch((err) =>
+      logger.warn({ err, queue: queue.name }, 'could not upsert the job schedulers; the next reconnection tries again'),
+    );
   });
   await upsertSchedulers(schedulers, queue);
   await loop?.start();

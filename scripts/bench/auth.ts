@@ -71,8 +71,16 @@ async function main(): Promise<void> {
     let apiRequests = 0;
     let bareRequests = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const a = await measured(new CpuSampler(apiSources), () => load(tool, authedUrl, headers, CONNECTIONS, SECONDS), (label, ms) => apiCpu.set(label, (apiCpu.get(label) ?? 0) + ms));
-      const b = await measured(new CpuSampler(async () => [{ pid: servers[1].pid!, label: 'bare' }]), () => load(tool, bareUrl, {}, CONNECTIONS, SECONDS), (_, ms) => (bareCpu += ms));
+      const a = await measured(
+        new CpuSampler(apiSources),
+        () => load(tool, authedUrl, headers, CONNECTIONS, SECONDS),
+        (label, ms) => apiCpu.set(label, (apiCpu.get(label) ?? 0) + ms),
+      );
+      const b = await measured(
+        new CpuSampler(async () => [{ pid: servers[1].pid!, label: 'bare' }]),
+        () => load(tool, bareUrl, {}, CONNECTIONS, SECONDS),
+        (_, ms) => (bareCpu += ms),
+      );
       authed.push(a);
       bare.push(b);
       apiRequests += a.requests;

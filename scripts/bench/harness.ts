@@ -99,7 +99,10 @@ export async function startProcfile(client: pg.Pool, env: Record<string, string>
   const lines = procfileProcesses(process.cwd()).filter((p) => !only || only.includes(p.name));
   const database = new URL(env.DATABASE_URL).pathname.slice(1);
   const connected = async (child: ChildProcess) => {
-    const { rowCount } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% ' || $2`, [database, String(child.pid)]);
+    const { rowCount } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE '% ' || $2`, [
+      database,
+      String(child.pid),
+    ]);
     return (rowCount ?? 0) > 0;
   };
   const answers = async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).ok;

@@ -45,7 +45,9 @@ async function unpartition(client: pg.Client): Promise<void> {
     await client.query(`ALTER TABLE ${table}_plain RENAME TO ${table}`);
   }
   await client.query(`ALTER TABLE webhook_deliveries ADD FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE`);
-  await client.query(`ALTER TABLE webhook_attempts ADD FOREIGN KEY (delivery_id, delivery_created_at) REFERENCES webhook_deliveries(id, created_at) ON DELETE CASCADE`);
+  await client.query(
+    `ALTER TABLE webhook_attempts ADD FOREIGN KEY (delivery_id, delivery_created_at) REFERENCES webhook_deliveries(id, created_at) ON DELETE CASCADE`,
+  );
   await client.query(`CREATE TRIGGER call_events_notify AFTER INSERT ON call_events FOR EACH STATEMENT EXECUTE FUNCTION call_events_notify()`);
 }
 
@@ -88,7 +90,10 @@ async function open(name: string, partitioned: boolean): Promise<Side> {
   const pool = createPool(2, url);
   const monitor = benchPool(url);
   const sampler = new CpuSampler(async () => {
-    const { rows } = await monitor.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'ringlane-bench'`, [name]);
+    const { rows } = await monitor.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'ringlane-bench'`,
+      [name],
+    );
     return rows.map((r) => ({ pid: r.pid, label: name }));
   });
   return {
@@ -112,10 +117,10 @@ async function fill(side: Side): Promise<number> {
   const oldest = today - (config.webhook.retentionDays + DAYS) * DAY_MS;
   if (side.partitioned) {
     // The days' partitions, as the maintenance worker made them while those days were recent.
-    await side.client.query(`SELECT history_partitions_create(t, $1::date, $2::date) FROM unnest(ARRAY['call_events', 'webhook_deliveries', 'webhook_attempts']) AS t`, [
-      new Date(oldest).toISOString().slice(0, 10),
-      new Date(today).toISOString().slice(0, 10),
-    ]);
+    await side.client.query(
+      `SELECT history_partitions_create(t, $1::date, $2::date) FROM unnest(ARRAY['call_events', 'webhook_deliveries', 'webhook_attempts']) AS t`,
+      [new Date(oldest).toISOString().slice(0, 10), new Date(today).toISOString().slice(0, 10)],
+    );
   }
   const step = DAY_MS / EVENTS_PER_DAY;
   for (let d = 0; d < DAYS; d++) await insertHistory(side.client, `old${d}`, new Date(oldest + d * DAY_MS), EVENTS_PER_DAY, step, true);
@@ -190,7 +195,11 @@ async function purge(side: Side): Promise<{ wallMs: number; cpuMs: number; vacuu
 }
 
 const counts = async (side: Side) =>
-  (await side.client.query<{ events: number; deliveries: number; attempts: number }>(`SELECT (SELECT count(*) FROM call_events)::int AS events, (SELECT count(*) FROM webhook_deliveries)::int AS deliveries, (SELECT count(*) FROM webhook_attempts)::int AS attempts`)).rows[0];
+  (
+    await side.client.query<{ events: number; deliveries: number; attempts: number }>(
+      `SELECT (SELECT count(*) FROM call_events)::int AS events, (SELECT count(*) FROM webhook_deliveries)::int AS deliveries, (SELECT count(*) FROM webhook_attempts)::int AS attempts`,
+    )
+  ).rows[0];
 
 async function main(): Promise<void> {
   const plain = await open('ringlane_bench_history_plain', false);
@@ -198,8 +207,12 @@ async function main(): Promise<void> {
   try {
     const filled = { plain: await fill(plain), parted: await fill(parted) };
     const before = await counts(parted);
-    console.log(`bench:history — ${DAYS} days × ${EVENTS_PER_DAY.toLocaleString('en')} events past retention (${config.webhook.retentionDays} days), + ${RECENT_DAYS} recent days; each event with one delivery and one attempt`);
-    console.log(`filled: ${before.events.toLocaleString('en')} events, ${before.deliveries.toLocaleString('en')} deliveries, ${before.attempts.toLocaleString('en')} attempts per database (unpartitioned ${filled.plain.toFixed(1)} s, partitioned ${filled.parted.toFixed(1)} s)`);
+    console.log(
+      `bench:history — ${DAYS} days × ${EVENTS_PER_DAY.toLocaleString('en')} events past retention (${config.webhook.retentionDays} days), + ${RECENT_DAYS} recent days; each event with one delivery and one attempt`,
+    );
+    console.log(
+      `filled: ${before.events.toLocaleString('en')} events, ${before.deliveries.toLocaleString('en')} deliveries, ${before.attempts.toLocaleString('en')} attempts per database (unpartitioned ${filled.plain.toFixed(1)} s, partitioned ${filled.parted.toFixed(1)} s)`,
+    );
 
     const zero = (): Cost => Object.fromEntries(STAGES.map((s) => [s, { wallMs: 0, cpuMs: 0 }])) as Cost;
     const cost = { plain: zero(), parted: zero() };
@@ -207,7 +220,16 @@ async function main(): Promise<void> {
     await writeRound(parted, -1, zero());
     for (let round = 0; round < ROUNDS; round++) {
       // Alternating which goes first, so neither always runs on a warmer machine.
-      const order = round % 2 === 0 ? ([['plain', plain], ['parted', parted]] as const) : ([['parted', parted], ['plain', plain]] as const);
+      const order =
+        round % 2 === 0
+          ? ([
+              ['plain', plain],
+              ['parted', parted],
+            ] as const)
+          : ([
+              ['parted', parted],
+              ['plain', plain],
+            ] as const);
       for (const [key, side] of order) await writeRound(side, round, cost[key]);
     }
     const per = (ms: number) => (ms / ROUNDS).toFixed(1).padStart(7);
@@ -226,10 +248,16 @@ async function main(): Promise<void> {
     const dropped = await purge(parted);
     const [left, leftParted] = [await counts(plain), await counts(parted)];
     console.log(`\npurge of the month past retention (${(DAYS * EVENTS_PER_DAY).toLocaleString('en')} events, deliveries and attempts each):`);
-    console.log(`DELETE (unpartitioned):     ${deleted.wallMs.toFixed(0).padStart(7)} ms wall ${deleted.cpuMs.toFixed(0).padStart(7)} ms backend CPU, then VACUUM ${deleted.vacuumMs.toFixed(0)} ms`);
+    console.log(
+      `DELETE (unpartitioned):     ${deleted.wallMs.toFixed(0).padStart(7)} ms wall ${deleted.cpuMs.toFixed(0).padStart(7)} ms backend CPU, then VACUUM ${deleted.vacuumMs.toFixed(0)} ms`,
+    );
     console.log(`drop partitions (by day):   ${dropped.wallMs.toFixed(0).padStart(7)} ms wall ${dropped.cpuMs.toFixed(0).padStart(7)} ms backend CPU`);
-    console.log(`ratio DELETE / drop: ${(deleted.wallMs / dropped.wallMs).toFixed(0)}× wall (${((deleted.wallMs + deleted.vacuumMs) / dropped.wallMs).toFixed(0)}× with the VACUUM)`);
-    console.log(`left: unpartitioned ${JSON.stringify(left)}, partitioned ${JSON.stringify(leftParted)}${JSON.stringify(left) === JSON.stringify(leftParted) ? ' (equal)' : ' (DIFFERENT)'}`);
+    console.log(
+      `ratio DELETE / drop: ${(deleted.wallMs / dropped.wallMs).toFixed(0)}× wall (${((deleted.wallMs + deleted.vacuumMs) / dropped.wallMs).toFixed(0)}× with the VACUUM)`,
+    );
+    console.log(
+      `left: unpartitioned ${JSON.stringify(left)}, partitioned ${JSON.stringify(leftParted)}${JSON.stringify(left) === JSON.stringify(leftParted) ? ' (equal)' : ' (DIFFERENT)'}`,
+    );
   } finally {
     for (const side of [plain, parted]) {
       await side.dataSource.destroy();

@@ -16,7 +16,6 @@ const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
 const PORT = 3904;
 const BASE = `http://127.0.0.1:${PORT}`;
 
-
 /**
  * Set-based seed with row triggers off (`session_replication_role = replica`): the balance trigger would
  * update the reseller's row a million times in one transaction; the balance is set once at the end.
@@ -62,7 +61,14 @@ async function seed(client: pg.Client, resellerId: string, tenantId: string, age
 
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
-  const env = { DATABASE_URL: databaseUrl, PORT: String(PORT), OPERATOR_TOKEN, LOG_LEVEL: 'warn', REDIS_PREFIX: 'ringlane_bench_usage', NODE_ENV: 'production' };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    PORT: String(PORT),
+    OPERATOR_TOKEN,
+    LOG_LEVEL: 'warn',
+    REDIS_PREFIX: 'ringlane_bench_usage',
+    NODE_ENV: 'production',
+  };
   const api = await startServer('dist/src/server.js', env, `${BASE}/readyz`);
   const http = apiClient(BASE, 1);
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -112,7 +118,10 @@ async function main(): Promise<void> {
          FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment' AND created_at >= $2 AND created_at < $3`,
       [tenant.id, since, until],
     );
-    const { rows: bucketRows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1 AND hour >= $2 AND hour < $3', [tenant.id, since, until]);
+    const { rows: bucketRows } = await client.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM usage_buckets WHERE org_id = $1 AND hour >= $2 AND hour < $3',
+      [tenant.id, since, until],
+    );
 
     for (let i = 0; i < 50; i++) for (const path of Object.values(paths)) await call('GET', path, key); // warm-up
     const times: Record<keyof typeof paths, number[]> = { year: [], month: [], plain: [] };
@@ -127,14 +136,22 @@ async function main(): Promise<void> {
       const sorted = [...times[name]].sort((a, b) => a - b);
       return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
     };
-    const row = (label: string, s: { p50: number; p99: number }) => `${label.padEnd(44)} p50 ${s.p50.toFixed(2).padStart(6)} ms   p99 ${s.p99.toFixed(2).padStart(6)} ms`;
+    const row = (label: string, s: { p50: number; p99: number }) =>
+      `${label.padEnd(44)} p50 ${s.p50.toFixed(2).padStart(6)} ms   p99 ${s.p99.toFixed(2).padStart(6)} ms`;
     const y = stats('year');
     const m = stats('month');
     const p = stats('plain');
-    console.log(`bench:usage — one tenant: ${LEDGER_ROWS.toLocaleString('en')} ledger entries (texts with their messages) and ${CALL_ROWS.toLocaleString('en')} completed calls over ${HISTORY_DAYS} days (seeded in ${seedSeconds.toFixed(1)} s)`);
-    console.log(`first rollup:  ${rollupSeconds.toFixed(2)} s, ${rollup.chunks} chunk statements, ${buckets[0].n} buckets for the tenant; next run (steady state): ${(steadySeconds * 1000).toFixed(0)} ms`);
-    const same = (answer: string, expected: string) => `${answer} ${year.currency}, the source rows say ${formatMoney(BigInt(expected))}: ${answer === formatMoney(BigInt(expected)) ? 'equal' : 'DIFFERENT'}`;
-    console.log(`366-day window reads ${bucketRows[0].n} bucket rows; charges total ${same(year.charges.total, truth[0].total)}; billable total ${same(year.billable.total, truth[0].billable)}`);
+    console.log(
+      `bench:usage — one tenant: ${LEDGER_ROWS.toLocaleString('en')} ledger entries (texts with their messages) and ${CALL_ROWS.toLocaleString('en')} completed calls over ${HISTORY_DAYS} days (seeded in ${seedSeconds.toFixed(1)} s)`,
+    );
+    console.log(
+      `first rollup:  ${rollupSeconds.toFixed(2)} s, ${rollup.chunks} chunk statements, ${buckets[0].n} buckets for the tenant; next run (steady state): ${(steadySeconds * 1000).toFixed(0)} ms`,
+    );
+    const same = (answer: string, expected: string) =>
+      `${answer} ${year.currency}, the source rows say ${formatMoney(BigInt(expected))}: ${answer === formatMoney(BigInt(expected)) ? 'equal' : 'DIFFERENT'}`;
+    console.log(
+      `366-day window reads ${bucketRows[0].n} bucket rows; charges total ${same(year.charges.total, truth[0].total)}; billable total ${same(year.billable.total, truth[0].billable)}`,
+    );
     console.log(`${REQUESTS} sequential requests each, interleaved, one keep-alive connection:`);
     console.log(row('GET /v1/tenants/{id}/usage (366-day window)', y));
     console.log(row('GET /v1/tenants/{id}/usage (default: month)', m));

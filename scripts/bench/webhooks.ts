@@ -246,7 +246,10 @@ function directLoad(client: pg.Pool, orgId: string, tag: string, events: number,
 
 /** One per event of their organizations (each has one endpoint). */
 async function owedSince(client: pg.Pool, targets: Target[], since: Date): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`, [targets.map((t) => t.orgId), since]);
+  const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1) AND created_at >= $2`, [
+    targets.map((t) => t.orgId),
+    since,
+  ]);
   return rows[0].n;
 }
 
@@ -358,7 +361,9 @@ async function runBareLoop(receiver: Receiver, samples: Sample[], concurrency: n
   await writeFile(BODIES_FILE, JSON.stringify(samples));
   receiver.recording = false;
   try {
-    const bare = track(fork(fileURLToPath(import.meta.url), ['bare-loop', BODIES_FILE, String(concurrency)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const bare = track(
+      fork(fileURLToPath(import.meta.url), ['bare-loop', BODIES_FILE, String(concurrency)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
     return await new Promise<BareResult>((resolve, reject) => {
       bare.once('message', (m) => resolve(m as BareResult));
       bare.once('exit', (code) => reject(new Error(`the bare loop exited with ${code} before reporting`)));
@@ -454,7 +459,9 @@ async function measure(sys: System, label: string, targets: Target[], load: Load
   const deliveriesPerSecond = receipts.length / ((lastReceipt - firstCommit) / 1000);
 
   const after = (t: number) => `${seconds(t - run.startedAt)} after the first`;
-  console.log(`  events committed:  ${fmt(rows.length / ((lastCommit - firstCommit) / 1000))}/s  (${fmt(rows.length)} events, created_at first → last ${seconds(lastCommit - firstCommit)})`);
+  console.log(
+    `  events committed:  ${fmt(rows.length / ((lastCommit - firstCommit) / 1000))}/s  (${fmt(rows.length)} events, created_at first → last ${seconds(lastCommit - firstCommit)})`,
+  );
   console.log(
     `  deliveries:        ${fmt(deliveriesPerSecond)}/s  (${fmt(receipts.length)} of ${fmt(load.events)} received, first commit → last receipt ${seconds(lastReceipt - firstCommit)}; ${fmt(receiver.requests - allDelivered)} repeated POSTs)`,
   );
@@ -462,14 +469,18 @@ async function measure(sys: System, label: string, targets: Target[], load: Load
     `  backlog:           ${fmt(run.backlogPlaced)} when ${load.placed} (${after(run.placedAt)}), ${fmt(run.backlogStopped)} when the load stopped (${after(run.stoppedAt)}); ` +
       (run.left === 0 ? `drained ${seconds(run.drainedAt - run.stoppedAt)} later` : `NOT drained: ${fmt(run.left)} left ${DRAIN_SECONDS} s later`),
   );
-  console.log(`  arrival (receipt − created_at): p50 ${fmt(percentile(arrivals, 50))} ms, p99 ${fmt(percentile(arrivals, 99))} ms, max ${fmt(arrivals[arrivals.length - 1])} ms`);
+  console.log(
+    `  arrival (receipt − created_at): p50 ${fmt(percentile(arrivals, 50))} ms, p99 ${fmt(percentile(arrivals, 99))} ms, max ${fmt(arrivals[arrivals.length - 1])} ms`,
+  );
   console.log(
     `  bare got loop:     ${fmt(bare.rps)}/s  (the same ${fmt(receipts.length)} requests, ${inFlight} in flight, keep-alive, separate process; p50 ${fmt(bare.p50, 1)} ms, p99 ${fmt(bare.p99, 1)} ms; ${bare.failures} failures)`,
   );
   console.log(`  ratio deliveries/s ÷ bare loop: ${fmt(deliveriesPerSecond / bare.rps, 3)}`);
   for (const other of others) {
     const owed = await owedSince(client, [other], run.since);
-    console.log(`  not measured: the endpoint answering after ${SLOW_MS} ms received ${fmt(receiver.count([other.endpoint]))} of the ${fmt(owed)} deliveries owed to it by the end`);
+    console.log(
+      `  not measured: the endpoint answering after ${SLOW_MS} ms received ${fmt(receiver.count([other.endpoint]))} of the ${fmt(owed)} deliveries owed to it by the end`,
+    );
   }
   printCpu(cpu, sys.processes, allDelivered);
   printWork(workBefore, workAfter, allDelivered);
@@ -486,7 +497,8 @@ function printCpu(cpu: Awaited<ReturnType<CpuSampler['stop']>>, processes: Procf
   console.log(`    ${'process'.padEnd(28)} ${'ms'.padStart(8)} ${'ms/delivery'.padStart(10)}`);
   for (const { name } of processes) row(name, ms(name));
   row('postgres', postgresMs, `${postgres.reduce((n, [, v]) => n + v.processes, 0)} backends of ${DATABASE}`);
-  for (const [label, { ms: total, processes: n }] of postgres.sort((a, b) => b[1].ms - a[1].ms)) row(`  ${label.replace('postgres ← ', 'serving ')}`, total, `${n} backend${n === 1 ? '' : 's'}`);
+  for (const [label, { ms: total, processes: n }] of postgres.sort((a, b) => b[1].ms - a[1].ms))
+    row(`  ${label.replace('postgres ← ', 'serving ')}`, total, `${n} backend${n === 1 ? '' : 's'}`);
   row('redis-server', ms('redis-server'), cpu.byLabel.has('redis-server') ? 'shared: counts every client of this Redis' : 'not on this machine');
   row('sum', processes.reduce((n, p) => n + ms(p.name), 0) + postgresMs + ms('redis-server'));
   console.log(
@@ -551,13 +563,21 @@ async function main(): Promise<void> {
       process.stderr.write(`setting up ${SPREAD_ENDPOINTS} organizations\n`);
       const spread = await createOrgs(api, receiver, SPREAD_ENDPOINTS, 'Bench spread');
       if (SCENARIOS.has('b')) {
-        header(`(b) ${fmt(SPREAD_ENDPOINTS)} organizations, one webhook endpoint each`, sys, callsText(CALLS, `round-robin over the ${fmt(SPREAD_ENDPOINTS)} organizations`));
+        header(
+          `(b) ${fmt(SPREAD_ENDPOINTS)} organizations, one webhook endpoint each`,
+          sys,
+          callsText(CALLS, `round-robin over the ${fmt(SPREAD_ENDPOINTS)} organizations`),
+        );
         await measure(sys, '(b)', spread, callsLoad(api, spread, CALLS), systemInFlight(cfg, webhooksProcesses(sys), SPREAD_ENDPOINTS));
       }
 
       if (SCENARIOS.has('c')) {
         const fast = spread.slice(0, FAST_ENDPOINTS);
-        header(`(c) without the slow endpoint: ${FAST_ENDPOINTS} fast endpoints (${FAST_ENDPOINTS} of (b)'s organizations)`, sys, callsText(CALLS, `round-robin over the ${FAST_ENDPOINTS} organizations`));
+        header(
+          `(c) without the slow endpoint: ${FAST_ENDPOINTS} fast endpoints (${FAST_ENDPOINTS} of (b)'s organizations)`,
+          sys,
+          callsText(CALLS, `round-robin over the ${FAST_ENDPOINTS} organizations`),
+        );
         const alone = await measure(sys, '(c) alone', fast, callsLoad(api, fast, CALLS), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS));
 
         const [slow] = await createOrgs(api, receiver, 1, 'Bench slow', SLOW_MS);
@@ -565,9 +585,19 @@ async function main(): Promise<void> {
         header(
           `(c) with the slow endpoint: the same ${FAST_ENDPOINTS} fast endpoints plus one answering after ${SLOW_MS} ms (WEBHOOK_TIMEOUT_MS ${cfg.webhook.timeoutMs})`,
           sys,
-          callsText(slowCalls, `round-robin over the ${FAST_ENDPOINTS} organizations and the slow one (so each has as many as in the run without it); measured: the fast endpoints`),
+          callsText(
+            slowCalls,
+            `round-robin over the ${FAST_ENDPOINTS} organizations and the slow one (so each has as many as in the run without it); measured: the fast endpoints`,
+          ),
         );
-        const withSlow = await measure(sys, '(c) with slow', fast, callsLoad(api, [...fast, slow], slowCalls, fast), systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS, 1), [slow]);
+        const withSlow = await measure(
+          sys,
+          '(c) with slow',
+          fast,
+          callsLoad(api, [...fast, slow], slowCalls, fast),
+          systemInFlight(cfg, webhooksProcesses(sys), FAST_ENDPOINTS, 1),
+          [slow],
+        );
         console.log(
           `  fast endpoints' arrival p99: ${fmt(withSlow.arrivalP99)} ms with the slow endpoint, ${fmt(alone.arrivalP99)} ms without; ratio ${fmt(withSlow.arrivalP99 / alone.arrivalP99, 2)}   (target ≤ 2)`,
         );
@@ -581,12 +611,20 @@ async function main(): Promise<void> {
     sys = await start(['relay', 'webhooks']);
     const direct: Target = { orgId: 'org_benchdirect', endpoint: await receiver.add() };
     await client.query(`INSERT INTO organizations (id, name) VALUES ($1, 'Bench direct')`, [direct.orgId]);
-    await client.query(`INSERT INTO webhook_endpoints (id, org_id, name, url, secret) VALUES ('whe_benchdirect', $1, 'Bench', $2, $3)`, [direct.orgId, receiver.urls[direct.endpoint], SECRET]);
+    await client.query(`INSERT INTO webhook_endpoints (id, org_id, name, url, secret) VALUES ('whe_benchdirect', $1, 'Bench', $2, $3)`, [
+      direct.orgId,
+      receiver.urls[direct.endpoint],
+      SECRET,
+    ]);
     process.stderr.write(`warm-up (d): ${WARMUP_CALLS * EVENTS.length} events committed directly\n`);
     const warmDirect = await runLoad(sys, [direct], directLoad(client, direct.orgId, 'w', WARMUP_CALLS * EVENTS.length, 100), 'warm-up (d)');
     if (warmDirect.left > 0) throw new Error(`warm-up (d): ${warmDirect.left} deliveries never arrived`);
     const directEvents = directLoad(client, direct.orgId, 'd', DIRECT_EVENTS, BATCH);
-    header('(d) relay + webhooks only: events committed directly into call_events, one organization, one endpoint', sys, `${fmt(directEvents.events)} events in INSERTs of ${BATCH} as fast as they commit`);
+    header(
+      '(d) relay + webhooks only: events committed directly into call_events, one organization, one endpoint',
+      sys,
+      `${fmt(directEvents.events)} events in INSERTs of ${BATCH} as fast as they commit`,
+    );
     await measure(sys, '(d)', [direct], directEvents, systemInFlight(cfg, webhooksProcesses(sys), 1));
     await stop(sys);
   } finally {

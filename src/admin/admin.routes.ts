@@ -7,13 +7,7 @@ import type { RouteDoc } from '../http/route-doc.js';
 import { validate } from '../http/validate.js';
 import { sendOutcome, type IdempotentRequests } from '../idempotency/idempotent.js';
 import type { Micros } from '../lib/money.js';
-import {
-  balanceAdjustmentSchema,
-  createMemberSchema,
-  createOrgSchema,
-  orgIdParams,
-  updateOrgSchema,
-} from '../orgs/orgs.schemas.js';
+import { balanceAdjustmentSchema, createMemberSchema, createOrgSchema, orgIdParams, updateOrgSchema } from '../orgs/orgs.schemas.js';
 import type { CreateOrgInput, OrgsService, UpdateOrgInput } from '../orgs/orgs.service.js';
 
 type InboundCall = { to: string; from: string; simulate: SimulateScript };
@@ -32,9 +26,22 @@ const OPERATOR = { scope: 'operator', credential: 'operator' };
 export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: IdempotentRequests): { router: Router; routes: RouteDoc[] } {
   const route = <B>(spec: AdminRoute<B>) => spec;
   const routes = [
-    route<CreateOrgInput>({ method: 'post', path: '/orgs', summary: 'Create an organization with its owner and first API key', body: createOrgSchema, handler: ({ body }) => orgs.createOrg(body) }),
+    route<CreateOrgInput>({
+      method: 'post',
+      path: '/orgs',
+      summary: 'Create an organization with its owner and first API key',
+      body: createOrgSchema,
+      handler: ({ body }) => orgs.createOrg(body),
+    }),
     route({ method: 'get', path: '/orgs/:id', summary: 'Read an organization', params: orgIdParams, handler: ({ id }) => orgs.getOrg(id) }),
-    route<UpdateOrgInput>({ method: 'patch', path: '/orgs/:id', summary: 'Change an organization', params: orgIdParams, body: updateOrgSchema, handler: ({ id, body }) => orgs.updateOrg(id, body) }),
+    route<UpdateOrgInput>({
+      method: 'patch',
+      path: '/orgs/:id',
+      summary: 'Change an organization',
+      params: orgIdParams,
+      body: updateOrgSchema,
+      handler: ({ id, body }) => orgs.updateOrg(id, body),
+    }),
     route<{ amount: Micros }>({
       method: 'post',
       path: '/orgs/:id/balance',
@@ -52,7 +59,13 @@ export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: 
       body: createMemberSchema,
       handler: ({ id, body }) => orgs.addMember(id, body),
     }),
-    route<InboundCall>({ method: 'post', path: '/simulator/inbound-calls', summary: 'Simulate an inbound call', body: inboundCallSchema, handler: ({ body }) => calls.receiveInbound(body) }),
+    route<InboundCall>({
+      method: 'post',
+      path: '/simulator/inbound-calls',
+      summary: 'Simulate an inbound call',
+      body: inboundCallSchema,
+      handler: ({ body }) => calls.receiveInbound(body),
+    }),
   ] as AdminRoute<unknown>[];
 
   const router = Router();
@@ -67,6 +80,14 @@ export function adminRoutes(orgs: OrgsService, calls: CallsService, idempotent: 
   }
   return {
     router,
-    routes: routes.map(({ method, path, summary, params, body, ...spec }) => ({ method, path, summary, params, body, status: successOf({ method, ...spec }), caller: 'operator' })),
+    routes: routes.map(({ method, path, summary, params, body, ...spec }) => ({
+      method,
+      path,
+      summary,
+      params,
+      body,
+      status: successOf({ method, ...spec }),
+      caller: 'operator',
+    })),
   };
 }

@@ -18,7 +18,9 @@ export function queueDashboard(queues: Queue[]): Router {
 export function metricsRoute(redis: RedisClient, queues: Map<string, Queue>): Router {
   const router = Router();
   router.get('/', async (_req, res) => {
-    const text = await renderMetrics(redis, [...queues.keys()], (name) => queues.get(name)!.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized'));
+    const text = await renderMetrics(redis, [...queues.keys()], (name) =>
+      queues.get(name)!.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized'),
+    );
     res.type('text/plain; version=0.0.4').send(text);
   });
   return router;

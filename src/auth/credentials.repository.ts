@@ -59,7 +59,10 @@ export class CredentialsRepository {
   }
 
   async revokeKey(orgId: string, keyId: string): Promise<boolean> {
-    const [, affected] = await this.db.query<[unknown[], number]>('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL', [keyId, orgId]);
+    const [, affected] = await this.db.query<[unknown[], number]>(
+      'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL',
+      [keyId, orgId],
+    );
     return affected > 0;
   }
 
@@ -99,7 +102,9 @@ export class CredentialsRepository {
         WHERE s.token_hash = $1 AND s.expires_at > now()`,
       [hash],
     );
-    return row ? { session_id: row.session_id, token_hash: row.token_hash, member_id: row.member_id, capabilities: row.capabilities, org: orgRefOf(row) } : null;
+    return row
+      ? { session_id: row.session_id, token_hash: row.token_hash, member_id: row.member_id, capabilities: row.capabilities, org: orgRefOf(row) }
+      : null;
   }
 
   async purgeExpiredSessions(): Promise<number> {

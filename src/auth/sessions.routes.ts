@@ -19,5 +19,19 @@ export function sessionRoutes(sessions: SessionsService): { router: Router; rout
     const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');
     res.status(201).json(await sessions.signIn(body.email, body.password, req.ip));
   });
-  return { router, routes: [{ method: 'post', path: '/sessions', summary: 'Sign in with email and password for a session token', body: signInSchema, status: 201, response: sessionSchema, caller: 'anyone', errors: { 401: ['unauthorized'], 429: ['rate_limited'] } }] };
+  return {
+    router,
+    routes: [
+      {
+        method: 'post',
+        path: '/sessions',
+        summary: 'Sign in with email and password for a session token',
+        body: signInSchema,
+        status: 201,
+        response: sessionSchema,
+        caller: 'anyone',
+        errors: { 401: ['unauthorized'], 429: ['rate_limited'] },
+      },
+    ],
+  };
 }

@@ -7,9 +7,21 @@ export const billingListQuery = Joi.object(pageQuery);
 
 export const balanceSchema = responseSchema('Balance', { balance: amount(), currency: Joi.string() });
 
-export const paymentSchema = responseSchema('Payment', { id: Joi.string(), amount: amount(), currency: Joi.string(), description: Joi.string().allow(''), created_at: isoTime() });
+export const paymentSchema = responseSchema('Payment', {
+  id: Joi.string(),
+  amount: amount(),
+  currency: Joi.string(),
+  description: Joi.string().allow(''),
+  created_at: isoTime(),
+});
 
-export const receiptSchema = responseSchema('Receipt', { id: Joi.string(), number: Joi.string(), amount: amount(), currency: Joi.string(), issued_at: isoTime() });
+export const receiptSchema = responseSchema('Receipt', {
+  id: Joi.string(),
+  number: Joi.string(),
+  amount: amount(),
+  currency: Joi.string(),
+  issued_at: isoTime(),
+});
 
 export const planSchema = responseSchema('Plan', {
   id: Joi.string(),

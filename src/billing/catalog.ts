@@ -29,8 +29,8 @@ const PLANS = [
 ] as const;
 
 const ADD_ONS: readonly AddOnView[] = [
-  { id: 'extra_numbers', name: 'Extra phone numbers', description: 'More phone numbers for the organization\'s agents.' },
-  { id: 'call_recording', name: 'Call recording', description: 'Recordings of the organization\'s calls.' },
+  { id: 'extra_numbers', name: 'Extra phone numbers', description: "More phone numbers for the organization's agents." },
+  { id: 'call_recording', name: 'Call recording', description: "Recordings of the organization's calls." },
 ];
 
 /** `GET /v1/plans`: the catalog of plans, with the organization's rates. */

@@ -11,14 +11,23 @@ export const payerIdSql = (org: string) => `COALESCE(${org}.parent_id, ${org}.id
 /** The unique reference `call:<id>` makes a second charge of one call impossible. */
 export function callCharge(call: { id: string; orgId: string }, payer: Organization, seconds: number): { amount: Micros; line: LedgerLine | null } {
   const amount = chargeForSeconds(seconds, payer.ratePerMinuteMicros);
-  const line: LedgerLine = { orgId: payer.id, subjectOrgId: call.orgId, kind: 'call', amountMicros: -amount, reference: `call:${call.id}`, description: `call ${call.id}, ${seconds} s` };
+  const line: LedgerLine = {
+    orgId: payer.id,
+    subjectOrgId: call.orgId,
+    kind: 'call',
+    amountMicros: -amount,
+    reference: `call:${call.id}`,
+    description: `call ${call.id}, ${seconds} s`,
+  };
   return { amount, line: amount > 0n ? line : null };
 }
 
 /** A text's charge at the payer's per-text rate, referenced `text:<message id>`. */
 export function textCharge(message: { id: string; orgId: string }, payer: Organization): LedgerLine | null {
   const amount = payer.ratePerTextMicros;
-  return amount > 0n ? { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` } : null;
+  return amount > 0n
+    ? { orgId: payer.id, subjectOrgId: message.orgId, kind: 'text', amountMicros: -amount, reference: `text:${message.id}`, description: `text ${message.id}` }
+    : null;
 }
 
 export interface Prices {

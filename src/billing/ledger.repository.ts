@@ -56,7 +56,10 @@ export class LedgerRepository {
   /** The `balance.low` rule for organizations whose balance or threshold changed in `em`'s transaction. */
   async reportLowBalances(em: EntityManager, orgIds: string[]): Promise<void> {
     // TypeORM answers an UPDATE with [rows, count].
-    const [turned]: [Array<{ id: string; low: boolean; balance_micros: string; threshold_micros: string; currency: string }>] = await em.query(LOW_BALANCE_TURNS, [orgIds]);
+    const [turned]: [Array<{ id: string; low: boolean; balance_micros: string; threshold_micros: string; currency: string }>] = await em.query(
+      LOW_BALANCE_TURNS,
+      [orgIds],
+    );
     for (const org of turned.filter((o) => o.low)) {
       await this.events.record(em, {
         orgId: org.id,

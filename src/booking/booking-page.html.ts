@@ -12,14 +12,9 @@ const list = (items: string[], empty: string) => (items.length ? `<ul>\n${items.
 /** The public booking page. Every string from the organization is escaped. */
 export function renderBookingPage(page: PublicBookingPage): string {
   const services = page.services.map(
-    (s) =>
-      `<li><strong>${escapeHtml(s.name)}</strong> (${s.duration_minutes} minutes)` +
-      (s.description ? `<br>${escapeHtml(s.description)}` : '') +
-      '</li>',
+    (s) => `<li><strong>${escapeHtml(s.name)}</strong> (${s.duration_minutes} minutes)` + (s.description ? `<br>${escapeHtml(s.description)}` : '') + '</li>',
   );
-  const locations = page.locations.map(
-    (l) => `<li><strong>${escapeHtml(l.name)}</strong>` + (l.address ? `<br>${escapeHtml(l.address)}` : '') + '</li>',
-  );
+  const locations = page.locations.map((l) => `<li><strong>${escapeHtml(l.name)}</strong>` + (l.address ? `<br>${escapeHtml(l.address)}` : '') + '</li>');
   const title = escapeHtml(page.headline);
   return `<!doctype html>
 <html lang="en">

@@ -44,5 +44,10 @@ export function publicBookingPageRoutes(bookingPage: BookingPageService): { rout
       })
       .send(html);
   });
-  return { router, routes: [{ method: 'get', path: '/book/:org_id', summary: "An organization's public booking page (HTML)", params: pageParams, status: 200, caller: 'anyone' }] };
+  return {
+    router,
+    routes: [
+      { method: 'get', path: '/book/:org_id', summary: "An organization's public booking page (HTML)", params: pageParams, status: 200, caller: 'anyone' },
+    ],
+  };
 }

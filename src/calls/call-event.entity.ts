@@ -3,8 +3,22 @@ import { TIMESTAMP } from '../lib/columns.js';
 
 /** Exactly the keys `call_event_payload()` builds (test/calls/calls.test.ts holds the two together). */
 export const CALL_EVENT_FIELDS = [
-  'event', 'call_id', 'org_id', 'status', 'sequence', 'occurred_at', 'phone_number', 'direction', 'outcome',
-  'end_reason', 'duration_seconds', 'started_at', 'ended_at', 'agent_id', 'contact_id', 'campaign_id',
+  'event',
+  'call_id',
+  'org_id',
+  'status',
+  'sequence',
+  'occurred_at',
+  'phone_number',
+  'direction',
+  'outcome',
+  'end_reason',
+  'duration_seconds',
+  'started_at',
+  'ended_at',
+  'agent_id',
+  'contact_id',
+  'campaign_id',
 ] as const;
 export type CallEventField = (typeof CALL_EVENT_FIELDS)[number];
 

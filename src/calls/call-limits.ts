@@ -78,10 +78,14 @@ export class CallLimits {
   }
 
   async admit(orgId: string, limits: Limits): Promise<Admission> {
-    const [retryAt, ...callIds] = (await this.redis.eval(ADMIT, 3, ...this.keys(orgId), limits.maxConcurrentCalls, limits.maxCallsPerHour, ADMISSION_BATCH)) as [
-      number,
-      ...string[],
-    ];
+    const [retryAt, ...callIds] = (await this.redis.eval(
+      ADMIT,
+      3,
+      ...this.keys(orgId),
+      limits.maxConcurrentCalls,
+      limits.maxCallsPerHour,
+      ADMISSION_BATCH,
+    )) as [number, ...string[]];
     return { callIds, full: callIds.length === ADMISSION_BATCH, retryAt: retryAt > 0 ? new Date(retryAt) : null };
   }
 
@@ -89,7 +93,11 @@ export class CallLimits {
   async release(orgId: string, callIds: string[]): Promise<void> {
     if (callIds.length === 0) return;
     const [waiting, active] = this.keys(orgId);
-    await this.redis.multi().zrem(active, ...callIds).zrem(waiting, ...callIds).exec();
+    await this.redis
+      .multi()
+      .zrem(active, ...callIds)
+      .zrem(waiting, ...callIds)
+      .exec();
   }
 
   /** Takes back calls' starts in the rolling hour: admitted, they were never dialed (a listed number's). */

@@ -53,7 +53,10 @@ export class CallJobs {
         name: 'report',
         data,
         opts: {
-          jobId: `report-${createHash('sha256').update(`${key}|${data.callIds.join(',')}`).digest('hex').slice(0, 32)}`,
+          jobId: `report-${createHash('sha256')
+            .update(`${key}|${data.callIds.join(',')}`)
+            .digest('hex')
+            .slice(0, 32)}`,
           delay: Math.max(0, new Date(data.at).getTime() - now),
         },
       })),
@@ -78,4 +81,3 @@ export class CallJobs {
     return lost.length;
   }
 }
-

@@ -147,7 +147,20 @@ export class CallsRepository {
     await em.query(
       `WITH inserted AS (${INSERT_CALL} VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, 1, $11, $11) RETURNING c)
        ${queuedEvent('$12', '$11')}`,
-      [row.id, row.orgId, row.payerOrgId, row.agentId, row.contactId, row.campaignId, row.direction, row.phoneNumber, row.ourNumber, JSON.stringify(row.simulate), row.createdAt, newId('evt')],
+      [
+        row.id,
+        row.orgId,
+        row.payerOrgId,
+        row.agentId,
+        row.contactId,
+        row.campaignId,
+        row.direction,
+        row.phoneNumber,
+        row.ourNumber,
+        JSON.stringify(row.simulate),
+        row.createdAt,
+        newId('evt'),
+      ],
     );
     return row;
   }
@@ -256,7 +269,14 @@ export class CallsRepository {
    * A batch status change: `set` and `guard` apply to calls `c` joined with the input rows `i`
    * (id, at, event_id); each changed call gets its event, from its new row, at `i.at`.
    */
-  private async changeMany(em: Sql, items: Array<{ id: string; at: Date }>, event: string, set: string, guard: string, extra: { columns: string; types: string; values: unknown[][] } | null = null): Promise<Array<{ call_id: string; payload: ChangedPayload }>> {
+  private async changeMany(
+    em: Sql,
+    items: Array<{ id: string; at: Date }>,
+    event: string,
+    set: string,
+    guard: string,
+    extra: { columns: string; types: string; values: unknown[][] } | null = null,
+  ): Promise<Array<{ call_id: string; payload: ChangedPayload }>> {
     if (items.length === 0) return [];
     const columns = `id, at, event_id${extra ? `, ${extra.columns}` : ''}`;
     const types = `$1::varchar[], $2::timestamptz[], $3::varchar[]${extra ? `, ${extra.types}` : ''}`;
@@ -280,8 +300,14 @@ export class CallsRepository {
 
   /** Calls still queued that the carrier reports further along: they rang when they were dialed. */
   async catchUpRinging(em: Sql, ids: string[], fallback: Date): Promise<void> {
-    const rows = (await em.query(`SELECT id, dialed_at FROM calls WHERE id = ANY($1) AND status = 'queued'`, [ids])) as Array<{ id: string; dialed_at: Date | null }>;
-    await this.markRinging(em, rows.map((r) => ({ id: r.id, at: r.dialed_at ?? fallback })));
+    const rows = (await em.query(`SELECT id, dialed_at FROM calls WHERE id = ANY($1) AND status = 'queued'`, [ids])) as Array<{
+      id: string;
+      dialed_at: Date | null;
+    }>;
+    await this.markRinging(
+      em,
+      rows.map((r) => ({ id: r.id, at: r.dialed_at ?? fallback })),
+    );
   }
 
   /** ringing → in_progress (answered), each at its time. */

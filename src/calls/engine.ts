@@ -89,7 +89,9 @@ export class CallEngine {
     const scheduled: Array<{ callId: string } & ScheduledReport> = [];
     for (const call of calls) {
       if (!carriers.has(call.org_id)) carriers.set(call.org_id, await this.carriers.ofOrg(call.org_id));
-      const reports = await carriers.get(call.org_id)!.dial({ callId: call.id, to: call.phone_number, from: call.our_number, dialedAt: call.dialed_at, simulate: call.simulate });
+      const reports = await carriers
+        .get(call.org_id)!
+        .dial({ callId: call.id, to: call.phone_number, from: call.our_number, dialedAt: call.dialed_at, simulate: call.simulate });
       scheduled.push(...reports.map((r) => ({ callId: call.id, ...r })));
     }
     await this.jobs.reports(scheduled);
@@ -104,7 +106,10 @@ export class CallEngine {
   private async endBarred(callIds: string[]): Promise<void> {
     const barred = await this.calls.barredAmong(callIds);
     if (barred.length === 0) return;
-    await this.end(barred.map((c) => c.id), { status: 'canceled', endReason: 'do_not_call', at: new Date(), durationSeconds: 0 });
+    await this.end(
+      barred.map((c) => c.id),
+      { status: 'canceled', endReason: 'do_not_call', at: new Date(), durationSeconds: 0 },
+    );
     const byOrg = new Map<string, string[]>();
     for (const call of barred) byOrg.set(call.org_id, [...(byOrg.get(call.org_id) ?? []), call.id]);
     for (const [orgId, ids] of byOrg) await this.limits.returnStarts(orgId, ids);
@@ -113,10 +118,16 @@ export class CallEngine {
   /** Applies one carrier report to calls, writing the status change(s) and event(s) it implies. */
   async applyReport(callIds: string[], report: CarrierReport, at: Date): Promise<void> {
     if (report.kind === 'ringing') {
-      await this.calls.markRinging(this.db, callIds.map((id) => ({ id, at })));
+      await this.calls.markRinging(
+        this.db,
+        callIds.map((id) => ({ id, at })),
+      );
     } else if (report.kind === 'answered') {
       await this.calls.catchUpRinging(this.db, callIds, at);
-      await this.calls.markInProgress(this.db, callIds.map((id) => ({ id, at })));
+      await this.calls.markInProgress(
+        this.db,
+        callIds.map((id) => ({ id, at })),
+      );
     } else {
       await this.end(callIds, { status: report.status, endReason: report.status, durationSeconds: report.durationSeconds, at });
     }
@@ -134,10 +145,16 @@ export class CallEngine {
       const ids = open.map((c) => c.id);
       if (request.status === 'completed' || request.status === 'no_answer') await this.calls.catchUpRinging(em, ids, request.at);
       if (request.status === 'completed') {
-        await this.calls.markInProgress(em, open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })));
+        await this.calls.markInProgress(
+          em,
+          open.filter((c) => c.status !== 'in_progress').map((c) => ({ id: c.id, at: request.at })),
+        );
       }
       // Each call is charged to the payer recorded when it was placed.
-      const orgs = await this.orgs.byIds(em, open.flatMap((c) => [c.org_id, c.payer_org_id]));
+      const orgs = await this.orgs.byIds(
+        em,
+        open.flatMap((c) => [c.org_id, c.payer_org_id]),
+      );
       const payers = new Map(open.map((c) => [c.id, orgs.get(c.payer_org_id)!]));
       const ledger: LedgerLine[] = [];
       const endings = open.map((call) => {

@@ -11,7 +11,9 @@ const WEEKDAY = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 } as co
 
 /** The local ISO weekday and "HH:MM" of `at` in `timezone`. */
 export function localClock(at: Date, timezone: string): { weekday: number; time: string } {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(at);
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(
+    at,
+  );
   const part = (type: string) => parts.find((p) => p.type === type)!.value;
   return { weekday: WEEKDAY[part('weekday') as keyof typeof WEEKDAY], time: `${part('hour')}:${part('minute')}` };
 }

@@ -73,7 +73,8 @@ export class CampaignRunner {
         if (!result.placed) {
           // Agent and contacts cannot be deleted while the campaign exists: only money can be missing;
           // anything else is a defect no retry mends.
-          if (result.reason !== 'unfunded') throw new UnrecoverableError(`campaign ${campaign.id} could not call contact ${contactId}: ${result.reason} not found`);
+          if (result.reason !== 'unfunded')
+            throw new UnrecoverableError(`campaign ${campaign.id} could not call contact ${contactId}: ${result.reason} not found`);
           // Pause rather than fail contact after contact.
           logger.warn({ campaignId }, 'campaign paused: the paying balance is not above zero');
           await this.campaigns.setState(em, campaign.id, 'paused');
@@ -110,7 +111,11 @@ export class CampaignRunner {
       const due = await this.campaigns.dueContacts(em, campaignId, DUE_CHUNK, after);
       if (due.length === 0) break;
       after = due[due.length - 1].position;
-      const numbers = await this.checks.contacts.numbersOf(em, orgId, due.map((d) => d.contactId));
+      const numbers = await this.checks.contacts.numbersOf(
+        em,
+        orgId,
+        due.map((d) => d.contactId),
+      );
       const listed = await this.checks.doNotCall.listedAmong(em, orgId, [...new Set(numbers.values())]);
       const skipped: string[] = [];
       for (const { contactId } of due) {

@@ -5,7 +5,10 @@ import { pageQuery } from '../http/pagination.js';
 import { idParams, idReference, isoTime, responseSchema } from '../http/schemas.js';
 import type { CampaignState } from './campaign.entity.js';
 
-const clock = () => Joi.string().pattern(/^([01]\d|2[0-3]):[0-5]\d$/).messages({ 'string.pattern.base': '{{#label}} must be a 24-hour time "HH:MM"' });
+const clock = () =>
+  Joi.string()
+    .pattern(/^([01]\d|2[0-3]):[0-5]\d$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be a 24-hour time "HH:MM"' });
 
 const callingHours = Joi.object({ start: clock().required(), end: clock().required() })
   .custom((v: { start: string; end: string }, helpers) => (v.start === v.end ? helpers.error('hours.empty') : v))
@@ -15,7 +18,11 @@ const weekdays = Joi.array().items(Joi.number().integer().min(1).max(7)).min(1).
 
 const retry = Joi.object({
   max_retries: Joi.number().integer().min(0).max(10).default(0),
-  delay_seconds: Joi.number().integer().min(0).max(7 * 24 * 3600).default(0),
+  delay_seconds: Joi.number()
+    .integer()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(0),
 });
 
 export const createCampaignSchema = Joi.object({

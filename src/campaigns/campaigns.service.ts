@@ -61,7 +61,14 @@ export class CampaignsService {
       await this.agents.findRow(em, actor.org.id, input.agent_id);
       const unknown = await this.contacts.unknownContact(em, actor.org.id, input.contact_ids);
       if (unknown) throw new NotFoundError('contact', `No such contact: ${unknown}.`);
-      const campaign: Partial<Campaign> = { id: newId('cmp'), orgId: actor.org.id, name: input.name, agentId: input.agent_id, state: 'draft', simulate: input.simulate ?? null };
+      const campaign: Partial<Campaign> = {
+        id: newId('cmp'),
+        orgId: actor.org.id,
+        name: input.name,
+        agentId: input.agent_id,
+        state: 'draft',
+        simulate: input.simulate ?? null,
+      };
       applyWindow(campaign, input);
       await this.campaigns.insert(em, campaign, input.contact_ids);
       return campaign.id!;

@@ -21,10 +21,12 @@ export class PhoneTimezones {
     const remembered = this.known.get(phoneNumber);
     // Deleted and set again: a Map iterates in insertion order, so the first key is the least recently used.
     if (remembered) this.known.delete(phoneNumber);
-    const zones = remembered ?? lookUpZones(phoneNumber).catch((err: unknown) => {
-      this.known.delete(phoneNumber);
-      throw err;
-    });
+    const zones =
+      remembered ??
+      lookUpZones(phoneNumber).catch((err: unknown) => {
+        this.known.delete(phoneNumber);
+        throw err;
+      });
     this.known.set(phoneNumber, zones);
     if (this.known.size > REMEMBERED_NUMBERS) this.known.delete(this.known.keys().next().value!);
     return zones;

@@ -2,9 +2,7 @@ import type { SimulateScript } from '../calls/call.entity.js';
 
 /** What the carrier reports about a call; the engine turns these into status changes. */
 export type CarrierReport =
-  | { kind: 'ringing' }
-  | { kind: 'answered' }
-  | { kind: 'ended'; status: 'completed' | 'no_answer' | 'busy' | 'failed'; durationSeconds: number };
+  { kind: 'ringing' } | { kind: 'answered' } | { kind: 'ended'; status: 'completed' | 'no_answer' | 'busy' | 'failed'; durationSeconds: number };
 
 /** A carrier report that is due at a given time (the engine applies it then, durably). */
 export interface ScheduledReport {

@@ -39,7 +39,10 @@ export class ContactsRepository extends OrgResourceRepository<typeof contactShap
   }
 
   async numbersOf(em: EntityManager, orgId: string, ids: string[]): Promise<Map<string, string>> {
-    const rows: Array<{ id: string; phone_number: string }> = await em.query(`SELECT id, phone_number FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`, [orgId, ids]);
+    const rows: Array<{ id: string; phone_number: string }> = await em.query(
+      `SELECT id, phone_number FROM ${contactShape.from()} WHERE org_id = $1 AND id = ANY($2)`,
+      [orgId, ids],
+    );
     return new Map(rows.map((r) => [r.id, r.phone_number]));
   }
 

@@ -23,7 +23,15 @@ export interface OperationalEventFields {
 }
 
 /** With the call events' fields, what a delivered body can hold (`field_aliases` may rename, `extra_payload` not reuse). */
-export const OPERATIONAL_EVENT_FIELDS = ['endpoint_id', 'reason', 'last_error', 'tenant_id', 'balance', 'currency', 'threshold'] as const satisfies readonly OperationalField[];
+export const OPERATIONAL_EVENT_FIELDS = [
+  'endpoint_id',
+  'reason',
+  'last_error',
+  'tenant_id',
+  'balance',
+  'currency',
+  'threshold',
+] as const satisfies readonly OperationalField[];
 
 type OperationalField = { [E in OperationalEventType]: keyof OperationalEventFields[E] }[OperationalEventType];
 /** Compiles only while OPERATIONAL_EVENT_FIELDS names every field of OperationalEventFields. */

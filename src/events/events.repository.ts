@@ -70,7 +70,9 @@ export class EventsRepository {
    * filters. `created_after`/`created_before` narrow the range; never widen it.
    */
   list(orgId: string, retained: HistoryRange, query: EventsQuery): Promise<Page<EventView>> {
-    const filters = where('ev.org_id = ?', orgId).and(...eventsBetween(retained, query)).matching(query, { type: 'ev.event', call_id: 'ev.call_id' });
+    const filters = where('ev.org_id = ?', orgId)
+      .and(...eventsBetween(retained, query))
+      .matching(query, { type: 'ev.event', call_id: 'ev.call_id' });
     return listPage(this.db, { select: eventRow.select('ev'), from: eventRow.from('ev'), where: filters }, query, presentRow<EventRow>);
   }
 

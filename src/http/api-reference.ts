@@ -14,7 +14,11 @@ function typeOf(schema: JsonSchema): string {
   const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
   const main = types.filter((type) => type !== 'null');
   let text = main.join(' or ') || 'any';
-  if (schema.enum) text = `one of: ${schema.enum.filter((value) => value !== null).map((value) => `\`${value}\``).join(', ')}`;
+  if (schema.enum)
+    text = `one of: ${schema.enum
+      .filter((value) => value !== null)
+      .map((value) => `\`${value}\``)
+      .join(', ')}`;
   else if (main[0] === 'array') text = `array of ${schema.items ? typeOf(schema.items) : 'any'}`;
   else if (main[0] === 'object' && schema.patternProperties) text = `map of ${Object.values(schema.patternProperties).map(typeOf).join(' or ')}`;
   const limits = [

@@ -14,12 +14,28 @@ export function authenticate(store: CredentialStore): RequestHandler {
     if (token?.startsWith(API_KEY_PREFIX)) {
       const key = await store.findApiKey(token);
       if (key) {
-        actor = { via: 'api_key', keyId: key.keyId, credentialId: key.keyId, memberId: key.memberId, capabilities: key.permissions, ownerOrg: key.org, org: key.org };
+        actor = {
+          via: 'api_key',
+          keyId: key.keyId,
+          credentialId: key.keyId,
+          memberId: key.memberId,
+          capabilities: key.permissions,
+          ownerOrg: key.org,
+          org: key.org,
+        };
       }
     } else if (token?.startsWith(SESSION_TOKEN_PREFIX)) {
       const session = await store.findSession(token);
       if (session) {
-        actor = { via: 'session', keyId: null, credentialId: session.sessionId, memberId: session.memberId, capabilities: session.capabilities, ownerOrg: session.org, org: session.org };
+        actor = {
+          via: 'session',
+          keyId: null,
+          credentialId: session.sessionId,
+          memberId: session.memberId,
+          capabilities: session.capabilities,
+          ownerOrg: session.org,
+          org: session.org,
+        };
       }
     }
     if (!actor) throw new UnauthorizedError();

@@ -40,8 +40,7 @@ export interface WriteEndpoint<B, Q, P> extends Common<B, Q, P> {
 
 const EMPTY = Joi.object({});
 
-const closedToTenants = () =>
-  new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
+const closedToTenants = () => new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
 
 /** Declarative `/v1` routes: each states its capability, tenant rule and schemas, checked here alike for all. */
 export class ApiRouter {

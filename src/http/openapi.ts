@@ -258,7 +258,8 @@ export function openApiDocument(routes: readonly RouteDoc[]): OpenApiDocument {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'The same key from the same credential, with the same body, within 24 hours replays the first success (`Idempotent-Replayed: true`); errors are not stored, so a failed request may be sent again with its key.',
+          description:
+            'The same key from the same credential, with the same body, within 24 hours replays the first success (`Idempotent-Replayed: true`); errors are not stored, so a failed request may be sent again with its key.',
           schema: { type: 'string', maxLength: 255 },
         },
       },

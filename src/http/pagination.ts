@@ -7,5 +7,4 @@ export const pageQuery = {
 };
 
 /** The response schema of a list of `item`s (CONTRACT.md §2 "Lists"). */
-export const pageOf = (item: Joi.Schema) =>
-  Joi.object({ data: Joi.array().items(item).required(), next_cursor: Joi.string().allow(null).required() });
+export const pageOf = (item: Joi.Schema) => Joi.object({ data: Joi.array().items(item).required(), next_cursor: Joi.string().allow(null).required() });

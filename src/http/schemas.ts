@@ -30,7 +30,8 @@ export const responseSchema = (name: string, keys: Joi.PartialSchemaMap) => Joi.
 /** A time as the API writes it: ISO 8601 UTC (CONTRACT.md §2 "Times"). */
 export const isoTime = () => Joi.string().isoDate();
 
-const TIME_INPUT_RULE = 'ISO 8601 UTC ending in Z, `YYYY-MM-DDTHH:MM:SS` with an optional fraction (such as `2026-05-01T09:00:00Z`): a real calendar date and time of the years 0001 to 9999.';
+const TIME_INPUT_RULE =
+  'ISO 8601 UTC ending in Z, `YYYY-MM-DDTHH:MM:SS` with an optional fraction (such as `2026-05-01T09:00:00Z`): a real calendar date and time of the years 0001 to 9999.';
 
 /**
  * A time in a request (a body field or a query filter), the one rule of every time input:
@@ -80,7 +81,10 @@ export const timezone = () =>
     .custom((value: string, helpers) => (isIanaZone(value) ? value : helpers.error('timezone.unknown')))
     .messages({ 'timezone.unknown': '{{#label}} must be an IANA time zone name, such as "America/New_York"' });
 
-export const currency = () => Joi.string().pattern(/^[A-Z]{3}$/).messages({ 'string.pattern.base': '{{#label}} must be a 3-letter ISO 4217 code' });
+export const currency = () =>
+  Joi.string()
+    .pattern(/^[A-Z]{3}$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be a 3-letter ISO 4217 code' });
 
 /** A phone number in E.164 form, such as "+14155550123". */
 export const e164 = () =>
@@ -94,9 +98,7 @@ export const e164 = () =>
  * a leading space is read as `+`.
  */
 export const e164Filter = () =>
-  e164()
-    .replace(/^ /, '+')
-    .description('E.164, such as `+14155550123`; an unencoded `+` (read as a space in a query string) is taken as `+`.');
+  e164().replace(/^ /, '+').description('E.164, such as `+14155550123`; an unencoded `+` (read as a space in a query string) is taken as `+`.');
 
 /**
  * An id in a body or a query naming another resource. Only its length is checked here: one
@@ -110,7 +112,12 @@ export const idReference = () => Joi.string().max(40);
  * `<resource>_not_found`, as for an id that does not exist.
  */
 export const idParams = (resource: string, name = 'id') =>
-  Joi.object({ [name]: Joi.string().pattern(ID_PATTERN).required().error(() => new NotFoundError(resource)) }).meta({ resource });
+  Joi.object({
+    [name]: Joi.string()
+      .pattern(ID_PATTERN)
+      .required()
+      .error(() => new NotFoundError(resource)),
+  }).meta({ resource });
 
 /** The resource whose id a path parameter schema made by `idParams` holds. */
 export const idParamsResource = (schema: Joi.Schema): string | undefined =>

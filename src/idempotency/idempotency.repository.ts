@@ -42,11 +42,10 @@ export class IdempotencyRepository {
 
   /** Null when purged meanwhile. */
   async find(key: RecordKey): Promise<StoredRecord | null> {
-    const [row] = await this.dataSource.query<StoredRecord[]>(`SELECT ${storedRecord.select()} FROM ${storedRecord.from()} WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
-      key.scope,
-      key.credential,
-      key.keyHash,
-    ]);
+    const [row] = await this.dataSource.query<StoredRecord[]>(
+      `SELECT ${storedRecord.select()} FROM ${storedRecord.from()} WHERE scope = $1 AND credential = $2 AND key_hash = $3`,
+      [key.scope, key.credential, key.keyHash],
+    );
     return row ?? null;
   }
 
@@ -58,7 +57,11 @@ export class IdempotencyRepository {
   }
 
   async release(key: RecordKey): Promise<void> {
-    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [key.scope, key.credential, key.keyHash]);
+    await this.dataSource.query(`DELETE FROM idempotency_records WHERE scope = $1 AND credential = $2 AND key_hash = $3`, [
+      key.scope,
+      key.credential,
+      key.keyHash,
+    ]);
   }
 
   async purgeExpired(): Promise<number> {

@@ -7,6 +7,6 @@ export function lowerCpuPriority(nice: number): void {
   try {
     setPriority(nice);
   } catch (err) {
-    logger.warn({ err, nice }, 'could not lower this process\'s CPU priority; it runs at its current one');
+    logger.warn({ err, nice }, "could not lower this process's CPU priority; it runs at its current one");
   }
 }

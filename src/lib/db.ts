@@ -36,7 +36,6 @@ export async function pingDatabase(dataSource: DataSource): Promise<void> {
   await dataSource.query('SELECT 1');
 }
 
-
 /** Postgres SQLSTATE of an error thrown by a query, if it has one. */
 export function pgCode(err: unknown): string | undefined {
   const driverError = (err as { driverError?: { code?: string } })?.driverError;

@@ -60,7 +60,10 @@ export class UnprocessableError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number, message = 'Too many requests; try again later.') {
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'Too many requests; try again later.',
+  ) {
     super(429, 'rate_limited', message);
   }
 }

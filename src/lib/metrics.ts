@@ -19,7 +19,10 @@ export class WebhookMetrics {
   private latencyCount = 0;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly redis: RedisClient, private readonly flushMs = 1000) {}
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly flushMs = 1000,
+  ) {}
 
   /** Counts an attempt by result: succeeded, failed_status, timeout, connection_error, refused. */
   countAttempt(result: string): void {
@@ -66,7 +69,11 @@ export class WebhookMetrics {
 }
 
 /** Prometheus text for the whole service: queue depths, webhook attempts and latency, and this process. */
-export async function renderMetrics(redis: RedisClient, queues: readonly string[], jobCounts: (queue: string) => Promise<Record<string, number>>): Promise<string> {
+export async function renderMetrics(
+  redis: RedisClient,
+  queues: readonly string[],
+  jobCounts: (queue: string) => Promise<Record<string, number>>,
+): Promise<string> {
   const lines: string[] = [];
   lines.push('# HELP ringlane_queue_jobs Jobs in each BullMQ queue by state.', '# TYPE ringlane_queue_jobs gauge');
   for (const queue of queues) {
@@ -77,7 +84,10 @@ export async function renderMetrics(redis: RedisClient, queues: readonly string[
   lines.push('# HELP ringlane_webhook_attempts_total Webhook delivery attempts by result.', '# TYPE ringlane_webhook_attempts_total counter');
   for (const [result, n] of Object.entries(attempts)) lines.push(`ringlane_webhook_attempts_total{result="${result}"} ${n}`);
   const latency = await redis.hgetall(LATENCY());
-  lines.push('# HELP ringlane_webhook_end_to_end_seconds From the call event committed to its first accepted delivery.', '# TYPE ringlane_webhook_end_to_end_seconds histogram');
+  lines.push(
+    '# HELP ringlane_webhook_end_to_end_seconds From the call event committed to its first accepted delivery.',
+    '# TYPE ringlane_webhook_end_to_end_seconds histogram',
+  );
   let cumulative = 0;
   for (const bucket of [...LATENCY_BUCKETS, '+Inf']) {
     cumulative += Number(latency[`le_${bucket}`] ?? 0);

@@ -30,8 +30,7 @@ export function encodeCursor(row: Position): string {
   return Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
 }
 
-const invalidCursor = () =>
-  new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);
+const invalidCursor = () => new InvalidRequestError('The cursor is not one this API returned.', [{ path: 'cursor', message: '"cursor" is invalid' }]);
 
 function decodeCursor(cursor: string): [Date, string] {
   try {
@@ -70,7 +69,10 @@ export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery
     where.and(`(created_at, id) < (${at}, ?) AND created_at <= ${at}`, id);
   }
   const limit = where.param(page.limit + 1);
-  const rows = (await sql.query(`SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, where.params)) as R[];
+  const rows = (await sql.query(
+    `SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+    where.params,
+  )) as R[];
   const more = rows.length > page.limit;
   const data = more ? rows.slice(0, page.limit) : rows;
   return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };

@@ -27,14 +27,17 @@ function connect(kind: ConnectionKind, target: RedisTarget): RedisClient {
   // On a cluster, queueing, pipelining and reconnecting are the cluster client's options; the rest is
   // per node. Reads go to masters: a replica may lag a script's writes.
   const { enableOfflineQueue, enableAutoPipelining, enableReadyCheck, lazyConnect, retryStrategy, ...node } = options;
-  return new Cluster(target.nodes.map((seed) => ({ ...seed })), {
-    enableOfflineQueue,
-    enableAutoPipelining,
-    enableReadyCheck,
-    lazyConnect,
-    clusterRetryStrategy: retryStrategy,
-    redisOptions: node,
-  });
+  return new Cluster(
+    target.nodes.map((seed) => ({ ...seed })),
+    {
+      enableOfflineQueue,
+      enableAutoPipelining,
+      enableReadyCheck,
+      lazyConnect,
+      clusterRetryStrategy: retryStrategy,
+      redisOptions: node,
+    },
+  );
 }
 
 /** A connection of `kind` to the configured Redis server or cluster. */

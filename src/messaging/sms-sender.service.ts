@@ -27,7 +27,7 @@ export class SmsSenderService {
   set(actor: Actor, input: SmsSenderView): Promise<SmsSenderView> {
     return this.db.transaction(async (em) => {
       if (input.phone_number !== null && !(await this.numbers.lockOwn(em, actor.org.id, input.phone_number))) {
-        throw new InvalidRequestError('The sending number must be one of the organization\'s own phone numbers.', [
+        throw new InvalidRequestError("The sending number must be one of the organization's own phone numbers.", [
           { path: 'phone_number', message: '"phone_number" is not one of the organization\'s phone numbers' },
         ]);
       }

@@ -8,7 +8,9 @@ export class IdempotencyPerCredential1795400000000 implements MigrationInterface
     await queryRunner.query(`DELETE FROM "idempotency_records"`);
     await queryRunner.query(`ALTER TABLE "idempotency_records" ADD "credential" character varying(40) NOT NULL`);
     await queryRunner.query(`ALTER TABLE "idempotency_records" DROP CONSTRAINT "PK_9c03b6adebf385ca991d085063a"`);
-    await queryRunner.query(`ALTER TABLE "idempotency_records" ADD CONSTRAINT "PK_9c03b6adebf385ca991d085063a" PRIMARY KEY ("scope", "key_hash", "credential")`);
+    await queryRunner.query(
+      `ALTER TABLE "idempotency_records" ADD CONSTRAINT "PK_9c03b6adebf385ca991d085063a" PRIMARY KEY ("scope", "key_hash", "credential")`,
+    );
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {

@@ -6,7 +6,9 @@ export class DeliveryQueuePerEndpoint1795500000000 implements MigrationInterface
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP INDEX "public"."webhook_deliveries_due_idx"`);
-    await queryRunner.query(`CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries"  ("endpoint_id", "next_attempt_at") WHERE status IN ('pending', 'retrying')`);
+    await queryRunner.query(
+      `CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries"  ("endpoint_id", "next_attempt_at") WHERE status IN ('pending', 'retrying')`,
+    );
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {

@@ -76,14 +76,24 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "webhook_deliveries" DROP CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c"`);
     for (const [table, indexes] of [
       ['call_events', ['call_events_unrelayed_idx', 'call_events_org_created_idx', 'call_events_call_sequence_key']],
-      ['webhook_deliveries', ['webhook_deliveries_endpoint_created_idx', 'webhook_deliveries_endpoint_due_idx', 'webhook_deliveries_org_created_idx', 'webhook_deliveries_event_endpoint_key']],
+      [
+        'webhook_deliveries',
+        [
+          'webhook_deliveries_endpoint_created_idx',
+          'webhook_deliveries_endpoint_due_idx',
+          'webhook_deliveries_org_created_idx',
+          'webhook_deliveries_event_endpoint_key',
+        ],
+      ],
       ['webhook_attempts', ['webhook_attempts_delivery_idx']],
     ] as const) {
       await queryRunner.query(`ALTER TABLE "${table}" RENAME TO "${table}_unpartitioned"`);
       for (const index of indexes) await queryRunner.query(`DROP INDEX "public"."${index}"`);
     }
 
-    await queryRunner.query(`CREATE TABLE "call_events" ("id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "sequence" integer NOT NULL, "event" character varying(32) NOT NULL, "payload" jsonb NOT NULL, "occurred_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP(3) WITH TIME ZONE, CONSTRAINT "call_events_pkey" PRIMARY KEY ("id", "created_at")) PARTITION BY RANGE ("created_at")`);
+    await queryRunner.query(
+      `CREATE TABLE "call_events" ("id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "sequence" integer NOT NULL, "event" character varying(32) NOT NULL, "payload" jsonb NOT NULL, "occurred_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP(3) WITH TIME ZONE, CONSTRAINT "call_events_pkey" PRIMARY KEY ("id", "created_at")) PARTITION BY RANGE ("created_at")`,
+    );
     await queryRunner.query(`CREATE INDEX "call_events_unrelayed_idx" ON "call_events" ("created_at") WHERE relayed_at IS NULL`);
     await queryRunner.query(`CREATE INDEX "call_events_org_created_idx" ON "call_events" ("org_id", "created_at", "id")`);
     await queryRunner.query(`CREATE INDEX "call_events_call_sequence_idx" ON "call_events" ("call_id", "sequence")`);
@@ -92,12 +102,18 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
     await queryRunner.query(`INSERT INTO "call_events" (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
       SELECT id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at FROM "call_events_unpartitioned"`);
 
-    await queryRunner.query(`CREATE TABLE "webhook_deliveries" ("id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "endpoint_id" character varying(40) NOT NULL, "event_id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "event" character varying(32) NOT NULL, "sequence" integer NOT NULL, "status" character varying(16) NOT NULL, "attempt_count" integer NOT NULL DEFAULT '0', "next_attempt_at" TIMESTAMP(3) WITH TIME ZONE, "last_response_status" integer, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "webhook_deliveries_pkey" PRIMARY KEY ("id", "created_at")) PARTITION BY RANGE ("created_at")`);
+    await queryRunner.query(
+      `CREATE TABLE "webhook_deliveries" ("id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "endpoint_id" character varying(40) NOT NULL, "event_id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "event" character varying(32) NOT NULL, "sequence" integer NOT NULL, "status" character varying(16) NOT NULL, "attempt_count" integer NOT NULL DEFAULT '0', "next_attempt_at" TIMESTAMP(3) WITH TIME ZONE, "last_response_status" integer, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "webhook_deliveries_pkey" PRIMARY KEY ("id", "created_at")) PARTITION BY RANGE ("created_at")`,
+    );
     await queryRunner.query(`CREATE UNIQUE INDEX "webhook_deliveries_event_endpoint_key" ON "webhook_deliveries" ("event_id", "endpoint_id", "created_at")`);
     await queryRunner.query(`CREATE INDEX "webhook_deliveries_org_created_idx" ON "webhook_deliveries" ("org_id", "created_at", "id")`);
-    await queryRunner.query(`CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries" ("endpoint_id", "next_attempt_at") WHERE status IN ('pending', 'retrying')`);
+    await queryRunner.query(
+      `CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries" ("endpoint_id", "next_attempt_at") WHERE status IN ('pending', 'retrying')`,
+    );
     await queryRunner.query(`CREATE INDEX "webhook_deliveries_endpoint_created_idx" ON "webhook_deliveries" ("endpoint_id", "created_at")`);
-    await queryRunner.query(`ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+    await queryRunner.query(
+      `ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
     await queryRunner.query(`CREATE TABLE "webhook_deliveries_default" PARTITION OF "webhook_deliveries" DEFAULT`);
     await partition('webhook_deliveries', 'webhook_deliveries_unpartitioned');
     // A delivery takes its event's created_at (one whose event is gone keeps its own).
@@ -106,7 +122,9 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
              COALESCE(ev.created_at, d.created_at), d.updated_at
         FROM "webhook_deliveries_unpartitioned" d LEFT JOIN "call_events" ev ON ev.id = d.event_id`);
 
-    await queryRunner.query(`CREATE TABLE "webhook_attempts" ("id" uuid NOT NULL, "delivery_id" character varying(40) NOT NULL, "delivery_created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "attempted_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "response_status" integer, "duration_ms" integer NOT NULL, "error" character varying(500), "response_body" character varying(1024), CONSTRAINT "webhook_attempts_pkey" PRIMARY KEY ("id", "delivery_created_at")) PARTITION BY RANGE ("delivery_created_at")`);
+    await queryRunner.query(
+      `CREATE TABLE "webhook_attempts" ("id" uuid NOT NULL, "delivery_id" character varying(40) NOT NULL, "delivery_created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "attempted_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "response_status" integer, "duration_ms" integer NOT NULL, "error" character varying(500), "response_body" character varying(1024), CONSTRAINT "webhook_attempts_pkey" PRIMARY KEY ("id", "delivery_created_at")) PARTITION BY RANGE ("delivery_created_at")`,
+    );
     await queryRunner.query(`CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts" ("delivery_id", "attempted_at")`);
     await queryRunner.query(`CREATE TABLE "webhook_attempts_default" PARTITION OF "webhook_attempts" DEFAULT`);
     await partition('webhook_attempts', 'webhook_deliveries');
@@ -125,34 +143,56 @@ export class HistoryPartitions1795600000000 implements MigrationInterface {
       await queryRunner.query(`ALTER TABLE "${table}" RENAME TO "${table}_partitioned"`);
     }
     for (const index of [
-      'call_events_unrelayed_idx', 'call_events_org_created_idx', 'call_events_call_sequence_idx', 'webhook_deliveries_event_endpoint_key', 'webhook_deliveries_org_created_idx',
-      'webhook_deliveries_endpoint_due_idx', 'webhook_deliveries_endpoint_created_idx', 'webhook_attempts_delivery_idx',
+      'call_events_unrelayed_idx',
+      'call_events_org_created_idx',
+      'call_events_call_sequence_idx',
+      'webhook_deliveries_event_endpoint_key',
+      'webhook_deliveries_org_created_idx',
+      'webhook_deliveries_endpoint_due_idx',
+      'webhook_deliveries_endpoint_created_idx',
+      'webhook_attempts_delivery_idx',
     ]) {
       await queryRunner.query(`DROP INDEX "public"."${index}"`);
     }
 
-    await queryRunner.query(`CREATE TABLE "call_events" ("id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "sequence" integer NOT NULL, "event" character varying(32) NOT NULL, "payload" jsonb NOT NULL, "occurred_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP(3) WITH TIME ZONE, CONSTRAINT "PK_ae7349495543762c8be7de28b7f" PRIMARY KEY ("id"))`);
-    await queryRunner.query(`INSERT INTO "call_events" SELECT id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at FROM "call_events_partitioned"`);
+    await queryRunner.query(
+      `CREATE TABLE "call_events" ("id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "sequence" integer NOT NULL, "event" character varying(32) NOT NULL, "payload" jsonb NOT NULL, "occurred_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP(3) WITH TIME ZONE, CONSTRAINT "PK_ae7349495543762c8be7de28b7f" PRIMARY KEY ("id"))`,
+    );
+    await queryRunner.query(
+      `INSERT INTO "call_events" SELECT id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at FROM "call_events_partitioned"`,
+    );
     await queryRunner.query(`CREATE INDEX "call_events_unrelayed_idx" ON "call_events"  ("relayed_at") WHERE relayed_at IS NULL`);
     await queryRunner.query(`CREATE INDEX "call_events_org_created_idx" ON "call_events"  ("org_id", "created_at", "id") `);
     await queryRunner.query(`CREATE UNIQUE INDEX "call_events_call_sequence_key" ON "call_events"  ("call_id", "sequence") `);
 
-    await queryRunner.query(`CREATE TABLE "webhook_deliveries" ("id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "endpoint_id" character varying(40) NOT NULL, "event_id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "event" character varying(32) NOT NULL, "sequence" integer NOT NULL, "status" character varying(16) NOT NULL, "attempt_count" integer NOT NULL DEFAULT '0', "next_attempt_at" TIMESTAMP(3) WITH TIME ZONE, "last_response_status" integer, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_535dd409947fb6d8fc6dfc0112a" PRIMARY KEY ("id"))`);
-    await queryRunner.query(`INSERT INTO "webhook_deliveries" SELECT id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count, next_attempt_at, last_response_status, created_at, updated_at FROM "webhook_deliveries_partitioned"`);
+    await queryRunner.query(
+      `CREATE TABLE "webhook_deliveries" ("id" character varying(40) NOT NULL, "org_id" character varying(40) NOT NULL, "endpoint_id" character varying(40) NOT NULL, "event_id" character varying(40) NOT NULL, "call_id" character varying(40) NOT NULL, "event" character varying(32) NOT NULL, "sequence" integer NOT NULL, "status" character varying(16) NOT NULL, "attempt_count" integer NOT NULL DEFAULT '0', "next_attempt_at" TIMESTAMP(3) WITH TIME ZONE, "last_response_status" integer, "created_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_535dd409947fb6d8fc6dfc0112a" PRIMARY KEY ("id"))`,
+    );
+    await queryRunner.query(
+      `INSERT INTO "webhook_deliveries" SELECT id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count, next_attempt_at, last_response_status, created_at, updated_at FROM "webhook_deliveries_partitioned"`,
+    );
     await queryRunner.query(`CREATE INDEX "webhook_deliveries_endpoint_created_idx" ON "webhook_deliveries"  ("endpoint_id", "created_at") `);
-    await queryRunner.query(`CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries"  ("endpoint_id", "next_attempt_at") WHERE status IN ('pending', 'retrying')`);
+    await queryRunner.query(
+      `CREATE INDEX "webhook_deliveries_endpoint_due_idx" ON "webhook_deliveries"  ("endpoint_id", "next_attempt_at") WHERE status IN ('pending', 'retrying')`,
+    );
     await queryRunner.query(`CREATE INDEX "webhook_deliveries_org_created_idx" ON "webhook_deliveries"  ("org_id", "created_at", "id") `);
     await queryRunner.query(`CREATE UNIQUE INDEX "webhook_deliveries_event_endpoint_key" ON "webhook_deliveries"  ("event_id", "endpoint_id") `);
 
-    await queryRunner.query(`CREATE TABLE "webhook_attempts" ("id" uuid NOT NULL, "delivery_id" character varying(40) NOT NULL, "attempted_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "response_status" integer, "duration_ms" integer NOT NULL, "error" character varying(500), "response_body" character varying(1024), CONSTRAINT "PK_2de7e7887ad97de459adab62638" PRIMARY KEY ("id"))`);
+    await queryRunner.query(
+      `CREATE TABLE "webhook_attempts" ("id" uuid NOT NULL, "delivery_id" character varying(40) NOT NULL, "attempted_at" TIMESTAMP(3) WITH TIME ZONE NOT NULL, "response_status" integer, "duration_ms" integer NOT NULL, "error" character varying(500), "response_body" character varying(1024), CONSTRAINT "PK_2de7e7887ad97de459adab62638" PRIMARY KEY ("id"))`,
+    );
     // Attempts of deliveries gone with their endpoint (no FK held them) are left behind.
     await queryRunner.query(`INSERT INTO "webhook_attempts" SELECT a.id, a.delivery_id, a.attempted_at, a.response_status, a.duration_ms, a.error, a.response_body
       FROM "webhook_attempts_partitioned" a WHERE EXISTS (SELECT 1 FROM "webhook_deliveries" d WHERE d.id = a.delivery_id)`);
     await queryRunner.query(`CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts"  ("delivery_id", "attempted_at") `);
 
     await queryRunner.query(`DROP TABLE "webhook_attempts_partitioned", "webhook_deliveries_partitioned", "call_events_partitioned"`);
-    await queryRunner.query(`ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await queryRunner.query(`ALTER TABLE "webhook_attempts" ADD CONSTRAINT "FK_0d56d91d61b827bb2079c256538" FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+    await queryRunner.query(
+      `ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "webhook_attempts" ADD CONSTRAINT "FK_0d56d91d61b827bb2079c256538" FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
     await queryRunner.query(`CREATE TRIGGER call_events_notify AFTER INSERT ON "call_events" FOR EACH STATEMENT EXECUTE FUNCTION call_events_notify()`);
     await queryRunner.query(`DROP FUNCTION history_partitions_drop(regclass, timestamptz)`);
     await queryRunner.query(`DROP FUNCTION history_partitions_create(regclass, date, date)`);

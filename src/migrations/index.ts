@@ -14,4 +14,18 @@ import { DoNotCall1795820000000 } from './1795820000000-DoNotCall.js';
 import { ResalePrices1795830000000 } from './1795830000000-ResalePrices.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
-export const migrations: Array<new () => MigrationInterface> = [Foundation1795366114383, VoiceOrganization1795368039388, Tenants1795369794608, Invites1795369913187, Webhooks1795370287462, IdempotencyPerCredential1795400000000, DeliveryQueuePerEndpoint1795500000000, HistoryPartitions1795600000000, TextsSentByJob1795731000000, WebhookRotationAndThrottle1795800000000, EventsFeed1795810000000, DoNotCall1795820000000, ResalePrices1795830000000];
+export const migrations: Array<new () => MigrationInterface> = [
+  Foundation1795366114383,
+  VoiceOrganization1795368039388,
+  Tenants1795369794608,
+  Invites1795369913187,
+  Webhooks1795370287462,
+  IdempotencyPerCredential1795400000000,
+  DeliveryQueuePerEndpoint1795500000000,
+  HistoryPartitions1795600000000,
+  TextsSentByJob1795731000000,
+  WebhookRotationAndThrottle1795800000000,
+  EventsFeed1795810000000,
+  DoNotCall1795820000000,
+  ResalePrices1795830000000,
+];

@@ -13,7 +13,9 @@ export type OrgResourceColumns = ColumnMap & { id: Column<string>; created_at: C
 const GENERATED = ['id', 'created_at', 'updated_at'] as const;
 
 /** Every non-generated column, optional, plus write-only `W`; a value may be a `SqlValue` computed from the row as it was. */
-export type Fields<R, W = object> = { [K in Exclude<keyof R, (typeof GENERATED)[number]> | keyof W]?: (K extends keyof R ? R[K] : K extends keyof W ? W[K] : never) | SqlValue };
+export type Fields<R, W = object> = {
+  [K in Exclude<keyof R, (typeof GENERATED)[number]> | keyof W]?: (K extends keyof R ? R[K] : K extends keyof W ? W[K] : never) | SqlValue;
+};
 
 /** The list query of a resource: a page, and equality on each filter column. */
 export type ResourceQuery<M extends ColumnMap, F extends keyof M> = PageParams & Partial<Pick<RowOf<M>, F>>;
@@ -105,7 +107,10 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
 
   /** 404 when the organization has no such row; `lock` holds it FOR UPDATE until `em`'s transaction ends. */
   async findRow(em: EntityManager, orgId: string, id: string, lock = false): Promise<RowOf<M>> {
-    const [row] = await em.query<RowOf<M>[]>(`SELECT ${this.select} FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [id, orgId]);
+    const [row] = await em.query<RowOf<M>[]>(`SELECT ${this.select} FROM ${this.spec.shape.table} WHERE id = $1 AND org_id = $2${lock ? ' FOR UPDATE' : ''}`, [
+      id,
+      orgId,
+    ]);
     if (!row) throw this.notFound();
     return row;
   }

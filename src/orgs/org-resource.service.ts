@@ -5,9 +5,12 @@ import type { Presented, RowOf } from '../lib/sql.js';
 import type { Fields, OrgResourceColumns, OrgResourceRepository, ResourceQuery } from './org-resource.repository.js';
 
 /** The standard routes of an organization-owned resource, scoped to the acting organization's rows. */
-export class OrgResourceService<M extends OrgResourceColumns, F extends keyof M & string = never>
-  implements ResourceService<Fields<RowOf<M>>, Fields<RowOf<M>>, ResourceQuery<M, F>, Presented<RowOf<M>>>
-{
+export class OrgResourceService<M extends OrgResourceColumns, F extends keyof M & string = never> implements ResourceService<
+  Fields<RowOf<M>>,
+  Fields<RowOf<M>>,
+  ResourceQuery<M, F>,
+  Presented<RowOf<M>>
+> {
   constructor(private readonly rows: OrgResourceRepository<M, F>) {}
 
   get resource(): string {

@@ -79,7 +79,10 @@ export class OrganizationsRepository {
   /** Each row with its payer's currency, the one it is charged and shown in (a tenant's reseller's). */
   async withPayerCurrency<R extends { payer_org_id: string }>(rows: R[]): Promise<Array<R & { currency: string }>> {
     if (rows.length === 0) return [];
-    const payers = await this.db.manager.find(Organization, { select: { id: true, currency: true }, where: { id: In([...new Set(rows.map((r) => r.payer_org_id))]) } });
+    const payers = await this.db.manager.find(Organization, {
+      select: { id: true, currency: true },
+      where: { id: In([...new Set(rows.map((r) => r.payer_org_id))]) },
+    });
     const currencies = new Map(payers.map((p) => [p.id, p.currency]));
     return rows.map((row) => ({ ...row, currency: currencies.get(row.payer_org_id)! }));
   }
@@ -110,7 +113,10 @@ export class OrganizationsRepository {
   /** Null also when the id is another organization's (never says it exists). */
   async findTenant(sql: Sql, resellerId: string, tenantId: string, { lock = false }: Locking = {}): Promise<TenantRow | null> {
     const condition = tenantsOf(resellerId).and('id = ?', tenantId);
-    const [row] = (await sql.query(`SELECT ${TENANT.select()} FROM ${TENANT.from()} WHERE ${condition}${lock ? ' FOR UPDATE' : ''}`, condition.params)) as TenantRow[];
+    const [row] = (await sql.query(
+      `SELECT ${TENANT.select()} FROM ${TENANT.from()} WHERE ${condition}${lock ? ' FOR UPDATE' : ''}`,
+      condition.params,
+    )) as TenantRow[];
     return row ?? null;
   }
 
@@ -132,7 +138,10 @@ export class OrganizationsRepository {
   }
 
   async tenantState(tenantId: string): Promise<Pick<Organization, 'disabled' | 'disabledAt'> | null> {
-    const [row] = await this.db.query<Array<{ disabled: boolean; disabled_at: Date | null }>>(`SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND ${IS_TENANT}`, [tenantId]);
+    const [row] = await this.db.query<Array<{ disabled: boolean; disabled_at: Date | null }>>(
+      `SELECT disabled, disabled_at FROM organizations WHERE id = $1 AND ${IS_TENANT}`,
+      [tenantId],
+    );
     return row ? { disabled: row.disabled, disabledAt: row.disabled_at } : null;
   }
 

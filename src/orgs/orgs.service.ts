@@ -170,7 +170,10 @@ export class OrgsService {
     return org;
   }
 
-  private async insertMember(em: EntityManager, input: { orgId: string; email: string | null; capabilities: Capability[]; password?: string }): Promise<Member> {
+  private async insertMember(
+    em: EntityManager,
+    input: { orgId: string; email: string | null; capabilities: Capability[]; password?: string },
+  ): Promise<Member> {
     try {
       return await this.orgs.insertMember(em, {
         id: newId('mem'),

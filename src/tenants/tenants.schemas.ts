@@ -53,7 +53,9 @@ export const tenantSchema = responseSchema('Tenant', {
   id: Joi.string(),
   name: Joi.string(),
   timezone: Joi.string(),
-  industry: Joi.string().valid(...INDUSTRIES).allow(null),
+  industry: Joi.string()
+    .valid(...INDUSTRIES)
+    .allow(null),
   external_ref: Joi.string().allow(null),
   disabled: Joi.boolean(),
   created_at: isoTime(),

@@ -112,7 +112,8 @@ export class TenantsService {
         set.disabledAt = input.disabled ? new Date() : null;
       }
       if (Object.keys(set).length) await this.orgs.update(em, id, set);
-      if (stateChange) await this.events.record(em, { orgId: actor.org.id, event: input.disabled ? 'tenant.disabled' : 'tenant.enabled', fields: { tenant_id: id } });
+      if (stateChange)
+        await this.events.record(em, { orgId: actor.org.id, event: input.disabled ? 'tenant.disabled' : 'tenant.enabled', fields: { tenant_id: id } });
       return stateChange;
     });
     if (changedState) {

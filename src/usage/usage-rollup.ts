@@ -39,7 +39,7 @@ export class UsageRollup {
 
     let chunks = 0;
     if (from && from < until) {
-      for (let start = from; start < until; ) {
+      for (let start = from; start < until;) {
         const end = new Date(Math.min(start.getTime() + CHUNK_HOURS * HOUR_MS, until.getTime()));
         await this.repository.rollUpHours(start, end);
         chunks++;

@@ -62,9 +62,7 @@ export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, 
   else window = { since: startOfUtcMonth(now), until: startOfNextUtcMonth(now) };
 
   if (window.until.getTime() <= window.since.getTime()) {
-    throw new InvalidWindowError(
-      until ? 'until must be after since.' : 'since is not in the past: without until, the window ends now.',
-    );
+    throw new InvalidWindowError(until ? 'until must be after since.' : 'since is not in the past: without until, the window ends now.');
   }
   if (window.until.getTime() - window.since.getTime() > MAX_WINDOW_DAYS * DAY_MS) {
     throw new InvalidWindowError(`A usage window spans at most ${MAX_WINDOW_DAYS} days.`);

@@ -26,6 +26,8 @@ export const usageSchema = responseSchema('TenantUsage', {
   completed_calls: Joi.number().integer(),
   talk_time_seconds: Joi.number().integer(),
   currency: Joi.string(),
-  charges: amounts().description("What the reseller's balance was charged for the tenant's activity, at the reseller's rates: `calls` for calls, `other` for texts."),
+  charges: amounts().description(
+    "What the reseller's balance was charged for the tenant's activity, at the reseller's rates: `calls` for calls, `other` for texts.",
+  ),
   billable: amounts().description('What the tenant owes at its resale prices (those in force when each call ended): the same split and rounding as `charges`.'),
 });

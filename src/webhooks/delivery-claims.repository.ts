@@ -175,7 +175,14 @@ export class DeliveryClaimsRepository {
   }
 
   /** Runs a claim statement: $1, $2 what is wanted, $3 the lease, $4 and $5 the range, then `more`. */
-  private async claim(name: string, text: string, wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange, ...more: unknown[]): Promise<DeliveryTarget[]> {
+  private async claim(
+    name: string,
+    text: string,
+    wanted: ClaimWanted,
+    leaseSeconds: number,
+    range: HistoryRange,
+    ...more: unknown[]
+  ): Promise<DeliveryTarget[]> {
     if (wanted.length === 0) return [];
     const values = [wanted.map((w) => w.endpointId), wanted.map((w) => w.quota), leaseSeconds, range.from, range.to, ...more];
     const { rows } = await this.pool.query<DeliveryTarget>({ name, text, values });

@@ -9,10 +9,7 @@ export interface RetryPolicy {
 }
 
 /** What becomes of the delivery after an attempt. */
-export type Decision =
-  | { status: 'succeeded' }
-  | { status: 'retrying'; retryInMs: number }
-  | { status: 'failed'; reason: 'attempts_used_up' | 'gone' };
+export type Decision = { status: 'succeeded' } | { status: 'retrying'; retryInMs: number } | { status: 'failed'; reason: 'attempts_used_up' | 'gone' };
 
 /** What the attempt record says of an answer (null for an accepted one). */
 export function attemptError(result: SendResult): string | null {

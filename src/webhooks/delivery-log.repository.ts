@@ -49,7 +49,9 @@ const deliveryRow = rowShape('webhook_deliveries', {
   next_attempt_at: column<Date | null>(),
   last_response_status: column<number | null>(),
   created_at: column<Date>(),
-  attempts: column<AttemptView[]>(`COALESCE((SELECT json_agg(json_build_object('delivery_id', a.id, 'attempted_at', iso_utc(a.attempted_at), 'response_status', a.response_status,
+  attempts: column<
+    AttemptView[]
+  >(`COALESCE((SELECT json_agg(json_build_object('delivery_id', a.id, 'attempted_at', iso_utc(a.attempted_at), 'response_status', a.response_status,
                                               'duration_ms', a.duration_ms, 'error', a.error) ORDER BY a.attempted_at)
               FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.delivery_created_at = d.created_at), '[]'::json)`),
 });
@@ -89,12 +91,14 @@ export class DeliveryLogRepository {
 
   /** A page of the organization's deliveries among those `retained`, newest first, with the request's filters. */
   list(orgId: string, retained: HistoryRange, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
-    const filters = where('d.org_id = ?', orgId).and(...whereInRange('d.created_at', retained)).matching(query, {
-      endpoint_id: 'd.endpoint_id',
-      status: 'd.status',
-      call_id: 'd.call_id',
-      event: 'd.event',
-    });
+    const filters = where('d.org_id = ?', orgId)
+      .and(...whereInRange('d.created_at', retained))
+      .matching(query, {
+        endpoint_id: 'd.endpoint_id',
+        status: 'd.status',
+        call_id: 'd.call_id',
+        event: 'd.event',
+      });
     return listPage(this.dataSource, { select: deliveryRow.select('d'), from: deliveryRow.from('d'), where: filters }, query, presentRow<DeliveryRow>);
   }
 

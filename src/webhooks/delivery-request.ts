@@ -3,7 +3,15 @@ import { buildBody } from './payload.js';
 import { signRinglane, signStandardWebhook } from './verify.js';
 
 /** Headers a customer's `custom_headers` can never replace (compared case-insensitively). */
-export const RESERVED_HEADERS = ['content-type', 'x-ringlane-delivery-id', 'x-ringlane-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'];
+export const RESERVED_HEADERS = [
+  'content-type',
+  'x-ringlane-delivery-id',
+  'x-ringlane-signature',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'user-agent',
+];
 
 /** What an attempt needs from its delivery, endpoint and event. */
 export interface DeliveryTarget {

@@ -61,17 +61,19 @@ export class DeliverySender {
       destination = await this.destination(new URL(request.url).hostname);
     } catch (err) {
       const message = (err as Error).message.slice(0, 500);
-      return err instanceof RefusedAddressError ? { kind: 'refused', error: message, durationMs: took() } : { kind: 'connection_error', error: message, durationMs: took() };
+      return err instanceof RefusedAddressError
+        ? { kind: 'refused', error: message, durationMs: took() }
+        : { kind: 'connection_error', error: message, durationMs: took() };
     }
     try {
       const response = await this.client(request.url, {
         body: request.body,
         headers: request.headers,
         // Connect to the address checked above, not to whatever DNS says a moment later.
-        dnsLookup: ((_host: string, options: unknown, callback?: unknown) => {
+        dnsLookup: (_host: string, options: unknown, callback?: unknown) => {
           const cb = (typeof options === 'function' ? options : callback) as (err: null, address: string, family: number) => void;
           cb(null, destination.address, destination.family);
-        }),
+        },
       });
       const body = String(response.body).slice(0, BODY_KEPT);
       if (response.statusCode >= 200 && response.statusCode < 300) return { kind: 'accepted', status: response.statusCode, body, durationMs: took() };

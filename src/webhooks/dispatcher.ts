@@ -190,7 +190,8 @@ export class Dispatcher {
         });
       this.sends.add(send);
     }
-    if (late.length > 0) void this.claims.release(late).catch((err) => logger.warn({ err }, 'webhooks: late deliveries not given back; their leases end on their own'));
+    if (late.length > 0)
+      void this.claims.release(late).catch((err) => logger.warn({ err }, 'webhooks: late deliveries not given back; their leases end on their own'));
   }
 
   private notRecorded(target: DeliveryTarget, err: unknown): void {

@@ -16,7 +16,9 @@ export class OutboxRepository {
    * reads every partition of `call_events` (each one's index of unrelayed events: a probe).
    */
   async oldestUnrelayed(): Promise<{ oldest: Date | null; now: Date }> {
-    const [{ oldest, now }] = await this.dataSource.query<Array<{ oldest: Date | null; now: Date }>>(`SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NULL`);
+    const [{ oldest, now }] = await this.dataSource.query<Array<{ oldest: Date | null; now: Date }>>(
+      `SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NULL`,
+    );
     return { oldest, now };
   }
 

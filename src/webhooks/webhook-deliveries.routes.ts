@@ -1,7 +1,15 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { pageOf } from '../http/pagination.js';
 import { type PageParams } from '../lib/pagination.js';
-import { deliveryIdParams, deliverySchema, endpointIdParams, listDeliveriesQuery, recoverSchema, recoverySchema, type DeliveryFilters } from './webhook-deliveries.schemas.js';
+import {
+  deliveryIdParams,
+  deliverySchema,
+  endpointIdParams,
+  listDeliveriesQuery,
+  recoverSchema,
+  recoverySchema,
+  type DeliveryFilters,
+} from './webhook-deliveries.schemas.js';
 import type { WebhookDeliveriesService } from './webhook-deliveries.service.js';
 
 /** CONTRACT.md "Webhook delivery" and the endpoint `recover` route. */

@@ -6,7 +6,13 @@ import { presentRow } from '../lib/sql.js';
 import { pauseOrResume } from './delivery-log.repository.js';
 import { notifyDeliveries } from './delivery-notifications.js';
 import type { WebhookEndpointsRepository, WebhookEndpointView } from './webhook-endpoints.repository.js';
-import { assertCustomization, type SecretRotationInput, type WebhookEndpointChanges, type WebhookEndpointInput, type WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
+import {
+  assertCustomization,
+  type SecretRotationInput,
+  type WebhookEndpointChanges,
+  type WebhookEndpointInput,
+  type WebhookEndpointsQuery,
+} from './webhook-endpoints.schemas.js';
 
 /** The organization's webhook endpoints (SPEC.md §2.5, §4.4). */
 export class WebhookEndpointsService implements ResourceService<WebhookEndpointInput, WebhookEndpointChanges, WebhookEndpointsQuery, WebhookEndpointView> {

@@ -3,18 +3,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import type { RinglaneApp } from '../../src/app.js';
 import { db } from '../helpers/db.js';
-import {
-  app,
-  bearer,
-  createOrg,
-  expectError,
-  expectStatus,
-  listApiKeys,
-  newApp,
-  operator,
-  uniqueEmail,
-  type TestOrg,
-} from '../helpers/api.js';
+import { app, bearer, createOrg, expectError, expectStatus, listApiKeys, newApp, operator, uniqueEmail, type TestOrg } from '../helpers/api.js';
 
 const ALL = ['operate', 'settings', 'api_keys', 'webhooks'];
 
@@ -121,7 +110,12 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       expect(org).to.include({ name: 'Reseller Co', reseller: true, tenant_limit: 3, balance: '10.500000', currency: 'EUR' });
       expect(org.ceiling).to.deep.equal({ max_concurrent_calls: 4, max_calls_per_hour: 120 });
       expect(org.rates).to.deep.equal({ per_minute: '0.120000', per_text: '0.007500' });
-      const balance = expectStatus(await request(await app()).get('/v1/balance').set('Authorization', bearer(apiKey.key)), 200);
+      const balance = expectStatus(
+        await request(await app())
+          .get('/v1/balance')
+          .set('Authorization', bearer(apiKey.key)),
+        200,
+      );
       expect(balance.body).to.deep.equal({ balance: '10.500000', currency: 'EUR' });
       expect(await ledgerSum(org.id)).to.equal('10.500000');
     });
@@ -273,7 +267,10 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       const other = await createOrg();
       const email = uniqueEmail('dup');
       expectStatus(await admin('post', `/orgs/${org.id}/members`, { email, capabilities: [] }), 201);
-      for (const [target, variant] of [[org, email], [other, email.toUpperCase()]] as const) {
+      for (const [target, variant] of [
+        [org, email],
+        [other, email.toUpperCase()],
+      ] as const) {
         expectError(await admin('post', `/orgs/${target.id}/members`, { email: variant, capabilities: ['operate'] }), 409, 'member_exists');
       }
     });
@@ -316,7 +313,11 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       for (const body of [{ reseller: true }, { tenant_limit: 5 }, { ceiling: { max_concurrent_calls: 99 } }, { rates: { per_minute: '1' } }]) {
         expectError(await admin('patch', `/orgs/${tenantId}`, body), 409, 'org_is_tenant');
       }
-      expectError(await admin('post', `/orgs/${tenantId}/members`, { email: uniqueEmail('tenant'), capabilities: ALL, password: 'a long password' }), 409, 'org_is_tenant');
+      expectError(
+        await admin('post', `/orgs/${tenantId}/members`, { email: uniqueEmail('tenant'), capabilities: ALL, password: 'a long password' }),
+        409,
+        'org_is_tenant',
+      );
       expectError(await admin('post', `/orgs/${tenantId}/balance`, { amount: '5' }), 409, 'org_is_tenant');
       expect(expectStatus(await admin('get', `/orgs/${tenantId}`), 200).body).to.deep.equal(before);
       expect(await memberCount(tenantId)).to.equal(0);
@@ -325,7 +326,10 @@ describe('operator admin API (CONTRACT.md §3)', () => {
 
     it('a reseller whose reseller access is removed gets 403 not_a_reseller inside its tenants too, on reads and writes', async () => {
       const call = async (method: 'get' | 'post', path: string, body?: object) => {
-        const req = request(await app())[method](path).set('Authorization', bearer(reseller.key)).set('X-Tenant-Id', tenantId);
+        const req = request(await app())
+          [method](path)
+          .set('Authorization', bearer(reseller.key))
+          .set('X-Tenant-Id', tenantId);
         return body ? req.send(body) : req;
       };
       expectStatus(await call('get', '/v1/contacts'), 200);
@@ -334,7 +338,12 @@ describe('operator admin API (CONTRACT.md §3)', () => {
       expectError(await call('post', '/v1/contacts', { name: 'X', phone_number: '+14155550100' }), 403, 'not_a_reseller');
       expectError(await call('get', '/v1/tenants'), 403, 'not_a_reseller');
       // Its own organization still works.
-      expectStatus(await request(await app()).get('/v1/contacts').set('Authorization', bearer(reseller.key)), 200);
+      expectStatus(
+        await request(await app())
+          .get('/v1/contacts')
+          .set('Authorization', bearer(reseller.key)),
+        200,
+      );
     });
   });
 

@@ -8,17 +8,33 @@ describe('support tools behind the operator token (CONTRACT.md §3)', () => {
     const refused = await request(await app()).get('/admin/queues');
     expect(refused.status).to.equal(401);
     expect(refused.headers['www-authenticate']).to.match(/^Basic /);
-    expect((await request(await app()).get('/admin/queues').set('Authorization', 'Bearer wrong-token-000000')).status).to.equal(401);
-    const page = await request(await app()).get('/admin/queues').set('Authorization', operator());
+    expect(
+      (
+        await request(await app())
+          .get('/admin/queues')
+          .set('Authorization', 'Bearer wrong-token-000000')
+      ).status,
+    ).to.equal(401);
+    const page = await request(await app())
+      .get('/admin/queues')
+      .set('Authorization', operator());
     expect(page.status).to.equal(200);
     expect(page.text).to.contain('Ringlane queues');
     const basic = Buffer.from(`support:${config.operatorToken}`).toString('base64');
-    expect((await request(await app()).get('/admin/queues').set('Authorization', `Basic ${basic}`)).status).to.equal(200);
+    expect(
+      (
+        await request(await app())
+          .get('/admin/queues')
+          .set('Authorization', `Basic ${basic}`)
+      ).status,
+    ).to.equal(200);
   });
 
   it('GET /metrics: 401 without the token; Prometheus text with queue depths and webhook metrics with it', async () => {
     expect((await request(await app()).get('/metrics')).status).to.equal(401);
-    const res = await request(await app()).get('/metrics').set('Authorization', operator());
+    const res = await request(await app())
+      .get('/metrics')
+      .set('Authorization', operator());
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/^text\/plain/);
     for (const queue of ['calls', 'webhooks', 'tenants', 'usage', 'maintenance']) {

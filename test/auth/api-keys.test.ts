@@ -29,7 +29,9 @@ async function createKey(token: string, permissions: string[] = [], label = 'a k
 }
 
 async function revoke(token: string, keyId: string) {
-  return request(await app()).delete(`/v1/api-keys/${keyId}`).set('Authorization', bearer(token));
+  return request(await app())
+    .delete(`/v1/api-keys/${keyId}`)
+    .set('Authorization', bearer(token));
 }
 
 /** Every key of the token's organization, walking the pages `limit` at a time. */

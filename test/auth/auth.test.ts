@@ -82,7 +82,9 @@ describe('authentication (SPEC.md §5, CONTRACT.md §2)', () => {
     }
 
     it('also on writes, before any validation', async () => {
-      const res = await request(await app()).post('/v1/api-keys').send({ nonsense: true });
+      const res = await request(await app())
+        .post('/v1/api-keys')
+        .send({ nonsense: true });
       expectError(res, 401, 'unauthorized');
     });
 
@@ -134,7 +136,9 @@ describe('authentication (SPEC.md §5, CONTRACT.md §2)', () => {
     it('a key without api_keys cannot revoke a key, and the key stays valid', async () => {
       const { key } = await keyWith(org.key, ['operate']);
       const target = await keyWith(org.key, []);
-      const res = await request(await app()).delete(`/v1/api-keys/${target.keyId}`).set('Authorization', bearer(key));
+      const res = await request(await app())
+        .delete(`/v1/api-keys/${target.keyId}`)
+        .set('Authorization', bearer(key));
       expect(expectError(res, 403, 'missing_capability').required).to.equal('api_keys');
       expectStatus(await getBalance({ Authorization: bearer(target.key) }), 200);
     });

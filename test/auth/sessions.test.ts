@@ -78,7 +78,9 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
   it('stores the password only as an scrypt hash', async () => {
     const { memberId } = await member();
     const [row] = await db.query('SELECT * FROM members WHERE id = $1', [memberId]);
-    expect(row.password_hash).to.be.a('string').and.match(/^scrypt\$/);
+    expect(row.password_hash)
+      .to.be.a('string')
+      .and.match(/^scrypt\$/);
     expect(JSON.stringify(row)).to.not.include(PASSWORD);
   });
 
@@ -162,7 +164,11 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
         const target = i % 2 ? processes.b.app : processes.a.app;
         expectError(await from(target, address, email, WRONG), 401, 'unauthorized');
       }
-      for (const [target, origin] of [[processes.a.app, address], [processes.b.app, address], [processes.a.app, newAddress()]] as const) {
+      for (const [target, origin] of [
+        [processes.a.app, address],
+        [processes.b.app, address],
+        [processes.a.app, newAddress()],
+      ] as const) {
         const error = expectRateLimited(await from(target, origin, email, PASSWORD), WINDOW_SECONDS);
         expect(error.message).to.match(/failed sign-ins per email/);
       }
@@ -202,9 +208,11 @@ describe('sessions: POST /v1/sessions (CONTRACT.md §2, §3)', () => {
       expectStatus(await from(processes.a.app, newAddress(), email, PASSWORD), 201);
     });
 
-    it('an IPv6 client is limited by its /64, one subscriber\'s usual share', async () => {
+    it("an IPv6 client is limited by its /64, one subscriber's usual share", async () => {
       const { email } = await member();
-      const guesses = await Promise.all(Array.from({ length: 50 }, (_, i) => from(processes.a.app, `2001:db8:5:6::${(i + 1).toString(16)}`, uniqueEmail('guess'), WRONG)));
+      const guesses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => from(processes.a.app, `2001:db8:5:6::${(i + 1).toString(16)}`, uniqueEmail('guess'), WRONG)),
+      );
       for (const res of guesses) expectError(res, 401, 'unauthorized');
       expectRateLimited(await from(processes.a.app, '2001:db8:5:6:ffff:ffff:ffff:ffff', email, PASSWORD), WINDOW_SECONDS);
       expectStatus(await from(processes.a.app, '2001:db8:5:7::1', email, PASSWORD), 201);

@@ -23,15 +23,16 @@ const MONEY = /^-?\d+\.\d{6}$/;
 
 /** Credits (or, negative, debits) `org` through the operator's admin API. */
 async function adjustBalance(org: TestOrg, amount: string): Promise<void> {
-  await request(await app()).post(`/admin/v1/orgs/${org.id}/balance`).set('Authorization', operator()).send({ amount }).expect(200);
+  await request(await app())
+    .post(`/admin/v1/orgs/${org.id}/balance`)
+    .set('Authorization', operator())
+    .send({ amount })
+    .expect(200);
 }
 
 /** The areas CONTRACT.md closes inside a tenant, as requests a reseller's owner key can make. */
 function closedAreas(reseller: () => TestOrg): [string, (caller: Caller) => Promise<request.Response>][] {
-  return [
-    ...CLOSED_AREA_REQUESTS,
-    ['DELETE /v1/api-keys/{id}', (c) => c.delete(`/v1/api-keys/${reseller().keyId}`)],
-  ];
+  return [...CLOSED_AREA_REQUESTS, ['DELETE /v1/api-keys/{id}', (c) => c.delete(`/v1/api-keys/${reseller().keyId}`)]];
 }
 
 describe('areas closed to tenants (SPEC.md §4.1 rule 2; CONTRACT.md "Other areas: closed to tenants")', () => {
@@ -70,8 +71,7 @@ describe('areas closed to tenants (SPEC.md §4.1 rule 2; CONTRACT.md "Other area
     it('a refused write inside a tenant changes nothing', async () => {
       // Every request, refused or not, uses the owner key, and the batched flush writes its
       // last_used_at whenever its timer fires: the keys are compared without it.
-      const keys = async () =>
-        expectStatus(await outside.get('/v1/api-keys?limit=100'), 200).body.data.map(({ last_used_at: _used, ...key }: any) => key);
+      const keys = async () => expectStatus(await outside.get('/v1/api-keys?limit=100'), 200).body.data.map(({ last_used_at: _used, ...key }: any) => key);
       const keysBefore = await keys();
       const email = uniqueEmail('refused');
       expectError(await inside.post('/v1/invites', { email, capabilities: [] }), 403, 'not_available_for_tenant');

@@ -163,8 +163,16 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
 
       const usage = await usageSince(owner, tenant.id, since);
       const calls = [short, long, unanswered];
-      expect(usage.charges).to.deep.equal({ calls: sum(calls.map((c) => c.charge)), other: '0.050000', total: sum([...calls.map((c) => c.charge), '0.050000']) });
-      expect(usage.billable).to.deep.equal({ calls: sum(calls.map((c) => c.billable)), other: '0.020000', total: sum([...calls.map((c) => c.billable), '0.020000']) });
+      expect(usage.charges).to.deep.equal({
+        calls: sum(calls.map((c) => c.charge)),
+        other: '0.050000',
+        total: sum([...calls.map((c) => c.charge), '0.050000']),
+      });
+      expect(usage.billable).to.deep.equal({
+        calls: sum(calls.map((c) => c.billable)),
+        other: '0.020000',
+        total: sum([...calls.map((c) => c.billable), '0.020000']),
+      });
       expect(usage.billable).to.deep.equal({ calls: '0.226668', other: '0.020000', total: '0.246668' });
       expect(expectStatus(await owner.as.get('/v1/balance'), 200).body.balance).to.equal(formatMoney(100_000_000n - micros(usage.charges.total)));
     });
@@ -205,7 +213,10 @@ describe('resale prices (CONTRACT.md §4 "Resale prices")', () => {
       const owner = await reseller({ balance: '100.000000', rates: RATES });
       const agent = expectStatus(await owner.as.post('/v1/agents', { name: 'Ava' }), 201).body;
       const contact = expectStatus(await owner.as.post('/v1/contacts', { name: 'Eve', phone_number: uniquePhone() }), 201).body;
-      const placed = expectStatus(await owner.as.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 7 } }), 201).body;
+      const placed = expectStatus(
+        await owner.as.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 7 } }),
+        201,
+      ).body;
       const [done] = await waitForCalls(owner, [placed.id]);
       expect(done).to.include({ status: 'completed', charge: '0.070001', billable: null });
       expect(done).to.have.property('billable', null);

@@ -87,12 +87,14 @@ describe('booking page (CONTRACT.md "Other areas")', () => {
 
     it('shows the headline when there is one', async () => {
       expectStatus(await owner.put('/v1/booking-page', { headline: 'Book your visit' }), 200);
-      expect(expectHtml(await publicPage(org.id))).to.include('<h1>Book your visit</h1>').and.include('<title>Book your visit</title>');
+      expect(expectHtml(await publicPage(org.id)))
+        .to.include('<h1>Book your visit</h1>')
+        .and.include('<title>Book your visit</title>');
     });
 
     it('escapes every string the organization wrote', async () => {
       expectStatus(await owner.post('/v1/services', { name: '<script>alert(1)</script>', description: '<img src=x onerror=alert(2)>' }), 201);
-      expectStatus(await owner.post('/v1/locations', { name: 'Tom & Jerry\'s', address: '"><iframe src=//evil>' }), 201);
+      expectStatus(await owner.post('/v1/locations', { name: "Tom & Jerry's", address: '"><iframe src=//evil>' }), 201);
       expectStatus(await owner.put('/v1/booking-page', { headline: '<b>Bold</b> offers' }), 200);
       const res = await publicPage(org.id);
       const html = expectHtml(res);

@@ -23,17 +23,26 @@ describe('campaign calls and API calls follow the same rules', function () {
     const tenant = await createTenant(owner);
     const inside = owner.inside(tenant.id);
     expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_concurrent_calls: 5 }), 200);
-    await request(await app()).patch(`/admin/v1/orgs/${owner.id}`).set('Authorization', operator()).send({ ceiling: { max_concurrent_calls: 2 } }).expect(200);
+    await request(await app())
+      .patch(`/admin/v1/orgs/${owner.id}`)
+      .set('Authorization', operator())
+      .send({ ceiling: { max_concurrent_calls: 2 } })
+      .expect(200);
     expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body).to.deep.include({ max_concurrent_calls: 2 });
 
     const [agent] = expectStatus(await inside.get('/v1/agents'), 200).body.data;
     const contactIds: string[] = [];
-    for (let i = 0; i < 6; i++) contactIds.push(expectStatus(await inside.post('/v1/contacts', { name: `Contact ${i}`, phone_number: uniquePhone() }), 201).body.id);
+    for (let i = 0; i < 6; i++)
+      contactIds.push(expectStatus(await inside.post('/v1/contacts', { name: `Contact ${i}`, phone_number: uniquePhone() }), 201).body.id);
     const simulate = { duration_seconds: 100 };
     const campaign = expectStatus(await inside.post('/v1/campaigns', { name: 'Recall', agent_id: agent.id, contact_ids: contactIds, simulate }), 201).body;
     const [campaignCalls, placed] = await Promise.all([
       runCampaign(inside, campaign.id),
-      Promise.all(contactIds.slice(0, 3).map(async (contactId) => expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contactId, simulate }), 201).body.id)),
+      Promise.all(
+        contactIds
+          .slice(0, 3)
+          .map(async (contactId) => expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contactId, simulate }), 201).body.id),
+      ),
     ]);
     expect(campaignCalls).to.have.lengthOf(6);
     await waitForCalls(owner, placed, 40_000, { 'X-Tenant-Id': tenant.id });
@@ -42,7 +51,15 @@ describe('campaign calls and API calls follow the same rules', function () {
     expect(maxOverlap(await spans([...campaignCalls.map((c) => c.id), ...placed], 'call.ringing', 'call.completed'))).to.equal(2);
     // The campaign places as many calls as the limit in force allows, not as many as the
     // tenant's own (higher) limit: it never has more calls waiting or under way than 2.
-    expect(maxOverlap(await spans(campaignCalls.map((c) => c.id), 'call.queued', 'call.completed'))).to.equal(2);
+    expect(
+      maxOverlap(
+        await spans(
+          campaignCalls.map((c) => c.id),
+          'call.queued',
+          'call.completed',
+        ),
+      ),
+    ).to.equal(2);
   });
 
   it('a campaign’s calls and an API call go out from the same number: the oldest of the agent’s', async () => {

@@ -63,7 +63,15 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
       const times = events.map((e) => e.occurred_at.getTime());
       expect([...times].sort((a, b) => a - b)).to.deep.equal(times);
       const last = events[3].payload;
-      expect(last).to.include({ call_id: placed.id, org_id: org.id, direction: 'outbound', duration_seconds: 60, end_reason: 'completed', outcome: 'negative', campaign_id: null });
+      expect(last).to.include({
+        call_id: placed.id,
+        org_id: org.id,
+        direction: 'outbound',
+        duration_seconds: 60,
+        end_reason: 'completed',
+        outcome: 'negative',
+        campaign_id: null,
+      });
       expect(last.started_at).to.equal(events[2].payload.occurred_at);
       expect(last.ended_at).to.equal(last.occurred_at);
       expect(last.phone_number).to.match(/^\+\d+$/);
@@ -93,13 +101,25 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
     });
 
     it('lists calls newest first and reads one; another organization sees none of them', async () => {
-      const list = await request(await app()).get('/v1/calls?limit=2').set('Authorization', bearer(org.key)).expect(200);
+      const list = await request(await app())
+        .get('/v1/calls?limit=2')
+        .set('Authorization', bearer(org.key))
+        .expect(200);
       expect(list.body.data).to.have.lengthOf(2);
       expect(list.body.next_cursor).to.be.a('string');
       const other = await voiceOrg();
-      const theirs = await request(await app()).get('/v1/calls').set('Authorization', bearer(other.key)).expect(200);
+      const theirs = await request(await app())
+        .get('/v1/calls')
+        .set('Authorization', bearer(other.key))
+        .expect(200);
       expect(theirs.body.data).to.deep.equal([]);
-      expectError(await request(await app()).get(`/v1/calls/${list.body.data[0].id}`).set('Authorization', bearer(other.key)), 404, 'call_not_found');
+      expectError(
+        await request(await app())
+          .get(`/v1/calls/${list.body.data[0].id}`)
+          .set('Authorization', bearer(other.key)),
+        404,
+        'call_not_found',
+      );
     });
   });
 
@@ -113,7 +133,10 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
         [{ contact_id: org.contactIds[0] }, 'agent_id'],
         [{ agent_id: org.agentId, contact_id: org.contactIds[0], priority: 1 }, 'priority'],
       ] as const) {
-        const res = await request(await app()).post('/v1/calls').set('Authorization', bearer(org.key)).send(body);
+        const res = await request(await app())
+          .post('/v1/calls')
+          .set('Authorization', bearer(org.key))
+          .send(body);
         const error = expectError(res, 400, 'invalid_request');
         expect(error.details.map((d: { path: string }) => d.path)).to.include(path);
       }
@@ -121,22 +144,36 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
 
     it('404 for an agent or contact of another organization', async () => {
       const [mine, theirs] = [await voiceOrg(), await voiceOrg()];
-      const post = async (body: object) => request(await app()).post('/v1/calls').set('Authorization', bearer(mine.key)).send(body);
+      const post = async (body: object) =>
+        request(await app())
+          .post('/v1/calls')
+          .set('Authorization', bearer(mine.key))
+          .send(body);
       expectError(await post({ agent_id: theirs.agentId, contact_id: mine.contactIds[0] }), 404, 'agent_not_found');
       expectError(await post({ agent_id: mine.agentId, contact_id: theirs.contactIds[0] }), 404, 'contact_not_found');
     });
 
     it('402 insufficient_balance when the balance is not above zero, and nothing is written', async () => {
       const org = await voiceOrg({ fields: { balance: '0' } });
-      const res = await request(await app()).post('/v1/calls').set('Authorization', bearer(org.key)).send({ agent_id: org.agentId, contact_id: org.contactIds[0] });
+      const res = await request(await app())
+        .post('/v1/calls')
+        .set('Authorization', bearer(org.key))
+        .send({ agent_id: org.agentId, contact_id: org.contactIds[0] });
       expectError(res, 402, 'insufficient_balance');
       expect(await db.query('SELECT id FROM calls WHERE org_id = $1', [org.id])).to.deep.equal([]);
     });
 
     it('403 missing_capability without operate', async () => {
       const org = await voiceOrg();
-      const key = await request(await app()).post('/v1/api-keys').set('Authorization', bearer(org.key)).send({ label: 'ro', permissions: ['settings'] }).expect(201);
-      const res = await request(await app()).post('/v1/calls').set('Authorization', bearer(key.body.key)).send({ agent_id: org.agentId, contact_id: org.contactIds[0] });
+      const key = await request(await app())
+        .post('/v1/api-keys')
+        .set('Authorization', bearer(org.key))
+        .send({ label: 'ro', permissions: ['settings'] })
+        .expect(201);
+      const res = await request(await app())
+        .post('/v1/calls')
+        .set('Authorization', bearer(key.body.key))
+        .send({ agent_id: org.agentId, contact_id: org.contactIds[0] });
       expect(expectError(res, 403, 'missing_capability').required).to.equal('operate');
     });
   });
@@ -147,13 +184,18 @@ describe('calls on the simulated carrier (CONTRACT.md "Calls")', function () {
       const durations = [1, 7, 59, 60, 61, 0];
       const placed = [];
       for (const duration_seconds of durations) placed.push(await placeCall(org, { duration_seconds }));
-      const calls = await waitForCalls(org, placed.map((c) => c.id));
+      const calls = await waitForCalls(
+        org,
+        placed.map((c) => c.id),
+      );
       // 0.13 per minute = 2166.67 micros per second, rounded up per call.
       const expected = durations.map((s) => (BigInt(s) * 130_000n + 59n) / 60n);
       expect(calls.map((c) => c.charge)).to.deep.equal(expected.map((m) => `0.${m.toString().padStart(6, '0')}`));
       const total = expected.reduce((a, b) => a + b, 0n);
       expect(await balanceOf(org)).to.equal(`9.${(1_000_000n - total).toString().padStart(6, '0')}`);
-      const [ledger] = await db.query(`SELECT count(*)::int AS n, sum(amount_micros)::bigint AS sum FROM ledger_entries WHERE org_id = $1 AND kind = 'call'`, [org.id]);
+      const [ledger] = await db.query(`SELECT count(*)::int AS n, sum(amount_micros)::bigint AS sum FROM ledger_entries WHERE org_id = $1 AND kind = 'call'`, [
+        org.id,
+      ]);
       expect(ledger.n).to.equal(durations.filter((s) => s > 0).length);
       expect(BigInt(ledger.sum)).to.equal(-total);
     });

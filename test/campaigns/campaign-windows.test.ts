@@ -40,9 +40,16 @@ async function runningCampaign(phoneNumbers: string[], options: Options = {}): P
   const agents = expectStatus(await caller.get('/v1/agents'), 200).body.data;
   const agentId = agents[0]?.id ?? expectStatus(await caller.post('/v1/agents', { name: 'Ava' }), 201).body.id;
   const numbers = new Map<string, string>();
-  for (const [i, phone_number] of phoneNumbers.entries()) numbers.set(expectStatus(await caller.post('/v1/contacts', { name: `Contact ${i}`, phone_number }), 201).body.id, phone_number);
+  for (const [i, phone_number] of phoneNumbers.entries())
+    numbers.set(expectStatus(await caller.post('/v1/contacts', { name: `Contact ${i}`, phone_number }), 201).body.id, phone_number);
   const campaign = expectStatus(
-    await caller.post('/v1/campaigns', { name: 'Recalls', agent_id: agentId, contact_ids: [...numbers.keys()], simulate: { duration_seconds: 1 }, ...options.campaign }),
+    await caller.post('/v1/campaigns', {
+      name: 'Recalls',
+      agent_id: agentId,
+      contact_ids: [...numbers.keys()],
+      simulate: { duration_seconds: 1 },
+      ...options.campaign,
+    }),
     201,
   ).body;
   expectStatus(await caller.patch(`/v1/campaigns/${campaign.id}`, { state: 'running' }), 200);
@@ -54,7 +61,8 @@ async function calledNumbers(setup: Setup, count: number): Promise<string[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const calls: any[] = expectStatus(await setup.caller.get(`/v1/calls?campaign_id=${setup.campaignId}&limit=100`), 200).body.data;
-    if (calls.length === count && calls.every((c) => (TERMINAL_STATUSES as readonly string[]).includes(c.status))) return calls.reverse().map((c) => setup.numbers.get(c.contact_id)!);
+    if (calls.length === count && calls.every((c) => (TERMINAL_STATUSES as readonly string[]).includes(c.status)))
+      return calls.reverse().map((c) => setup.numbers.get(c.contact_id)!);
     expect(calls.length, 'calls placed').to.be.at.most(count);
     if (Date.now() > deadline) throw new Error(`${calls.length} calls of ${count}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -113,7 +121,9 @@ describe('campaigns on a controlled clock', function () {
 
     it('dials the contacts inside their window now, however many before them are outside theirs', async () => {
       // One call at a time: the contacts it may call are found beyond the first ones.
-      const setup = await runningCampaign([LOS_ANGELES, '+12135550101', '+14155550102', NEW_YORK], { org: { ceiling: { max_concurrent_calls: 1, max_calls_per_hour: 100 } } });
+      const setup = await runningCampaign([LOS_ANGELES, '+12135550101', '+14155550102', NEW_YORK], {
+        org: { ceiling: { max_concurrent_calls: 1, max_calls_per_hour: 100 } },
+      });
       expect(await calledNumbers(setup, 1)).to.deep.equal([NEW_YORK]);
     });
 
@@ -124,7 +134,10 @@ describe('campaigns on a controlled clock', function () {
 
     it('the campaign’s own hours narrow the window and never widen it', async () => {
       // Wider: 06:00–22:00 in Los Angeles, where it is 07:30, does not reach a Los Angeles contact.
-      const wide = await runningCampaign([LOS_ANGELES, NEW_YORK], { org: { timezone: 'America/Los_Angeles' }, campaign: { calling_hours: { start: '06:00', end: '22:00' } } });
+      const wide = await runningCampaign([LOS_ANGELES, NEW_YORK], {
+        org: { timezone: 'America/Los_Angeles' },
+        campaign: { calling_hours: { start: '06:00', end: '22:00' } },
+      });
       expect(await calledNumbers(wide, 1)).to.deep.equal([NEW_YORK]);
 
       // Narrower: 16:00–18:00 UTC keeps out London (15:30) and New York (10:30), both inside 08:00–21:00.

@@ -12,7 +12,10 @@ async function createCampaign(org: VoiceOrg, fields: Record<string, unknown> = {
 }
 
 async function setState(org: VoiceOrg, id: string, state: string) {
-  return request(await app()).patch(`/v1/campaigns/${id}`).set('Authorization', bearer(org.key)).send({ state });
+  return request(await app())
+    .patch(`/v1/campaigns/${id}`)
+    .set('Authorization', bearer(org.key))
+    .send({ state });
 }
 
 const waitForState = (org: VoiceOrg, id: string, state: string) => waitForCampaignState(asCaller(org.key), id, state);
@@ -71,7 +74,10 @@ describe('campaigns', function () {
     await setState(org, created.body.id, 'running');
     await new Promise((r) => setTimeout(r, 1000));
     expect(await callsOf(created.body.id)).to.deep.equal([]);
-    const now = await request(await app()).get(`/v1/campaigns/${created.body.id}`).set('Authorization', bearer(org.key)).expect(200);
+    const now = await request(await app())
+      .get(`/v1/campaigns/${created.body.id}`)
+      .set('Authorization', bearer(org.key))
+      .expect(200);
     expect(now.body).to.include({ state: 'running' });
     expect(now.body.contacts.pending).to.equal(2);
   });
@@ -119,9 +125,18 @@ describe('campaigns', function () {
   it('is scoped to its organization', async () => {
     const [mine, theirs] = [await voiceOrg({ contacts: 1 }), await voiceOrg({ contacts: 1 })];
     const created = await createCampaign(mine);
-    expectError(await request(await app()).get(`/v1/campaigns/${created.body.id}`).set('Authorization', bearer(theirs.key)), 404, 'campaign_not_found');
+    expectError(
+      await request(await app())
+        .get(`/v1/campaigns/${created.body.id}`)
+        .set('Authorization', bearer(theirs.key)),
+      404,
+      'campaign_not_found',
+    );
     expectError(await setState(theirs, created.body.id, 'running'), 404, 'campaign_not_found');
-    const list = await request(await app()).get('/v1/campaigns').set('Authorization', bearer(theirs.key)).expect(200);
+    const list = await request(await app())
+      .get('/v1/campaigns')
+      .set('Authorization', bearer(theirs.key))
+      .expect(200);
     expect(list.body.data).to.deep.equal([]);
   });
 });

@@ -8,7 +8,8 @@ import { balanceOf, eventsOf, placeCall, uniquePhone, voiceOrg, waitForCalls, wi
 // Do-not-call lists (CONTRACT.md §4): the list through /v1/do-not-call, and the engine never
 // dialing a listed number.
 
-const list = (caller: Caller, phoneNumber: string, reason?: string) => caller.post('/v1/do-not-call', reason === undefined ? { phone_number: phoneNumber } : { phone_number: phoneNumber, reason });
+const list = (caller: Caller, phoneNumber: string, reason?: string) =>
+  caller.post('/v1/do-not-call', reason === undefined ? { phone_number: phoneNumber } : { phone_number: phoneNumber, reason });
 const listed = async (caller: Caller, phoneNumber: string) => expectStatus(await list(caller, phoneNumber), 201).body;
 
 /** The contact's phone number, read through the API. */
@@ -73,7 +74,10 @@ describe('do-not-call lists', function () {
         [{ phone_number: uniquePhone(), until: '2027-01-01' }, 'until'],
       ] as const) {
         const error = expectError(await org.post('/v1/do-not-call', body), 400, 'invalid_request');
-        expect(error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).to.include(path);
+        expect(
+          error.details.map((d: { path: string }) => d.path),
+          JSON.stringify(body),
+        ).to.include(path);
       }
       expectError(await org.get('/v1/do-not-call?phone_number=4155550123'), 400, 'invalid_request');
       expect(expectStatus(await org.get('/v1/do-not-call'), 200).body.data).to.deep.equal([]);
@@ -170,14 +174,18 @@ describe('do-not-call lists', function () {
       const inside = owner.inside(tenant.id);
       const [agent] = expectStatus(await inside.get('/v1/agents'), 200).body.data;
       const contacts = [];
-      for (const name of ['Resellers', 'Tenants', 'Nobodys']) contacts.push(expectStatus(await inside.post('/v1/contacts', { name, phone_number: uniquePhone() }), 201).body);
+      for (const name of ['Resellers', 'Tenants', 'Nobodys'])
+        contacts.push(expectStatus(await inside.post('/v1/contacts', { name, phone_number: uniquePhone() }), 201).body);
       await listed(owner.as, contacts[0].phone_number);
       await listed(inside, contacts[1].phone_number);
-      expect(expectStatus(await inside.get('/v1/do-not-call'), 200).body.data.map((e: { phone_number: string }) => e.phone_number)).to.deep.equal([contacts[1].phone_number]);
+      expect(expectStatus(await inside.get('/v1/do-not-call'), 200).body.data.map((e: { phone_number: string }) => e.phone_number)).to.deep.equal([
+        contacts[1].phone_number,
+      ]);
 
       const before = expectStatus(await owner.as.get('/v1/balance'), 200).body.balance;
       const ids = [];
-      for (const contact of contacts) ids.push(expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 0 } }), 201).body.id);
+      for (const contact of contacts)
+        ids.push(expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 0 } }), 201).body.id);
       const calls = await waitForCalls(owner, ids, 20_000, { 'X-Tenant-Id': tenant.id });
       expect(calls.map((c) => [c.status, c.end_reason])).to.deep.equal([
         ['canceled', 'do_not_call'],
@@ -191,7 +199,10 @@ describe('do-not-call lists', function () {
       const theirs = stranger.inside(strangersTenant.id);
       const [theirAgent] = expectStatus(await theirs.get('/v1/agents'), 200).body.data;
       const theirContact = expectStatus(await theirs.post('/v1/contacts', { name: 'Same number', phone_number: contacts[0].phone_number }), 201).body;
-      const theirCall = expectStatus(await theirs.post('/v1/calls', { agent_id: theirAgent.id, contact_id: theirContact.id, simulate: { duration_seconds: 0 } }), 201).body;
+      const theirCall = expectStatus(
+        await theirs.post('/v1/calls', { agent_id: theirAgent.id, contact_id: theirContact.id, simulate: { duration_seconds: 0 } }),
+        201,
+      ).body;
       const [done] = await waitForCalls(stranger, [theirCall.id], 20_000, { 'X-Tenant-Id': strangersTenant.id });
       expect(done).to.include({ status: 'completed' });
     });
@@ -204,7 +215,10 @@ describe('do-not-call lists', function () {
       const [barred] = await waitForCalls(org, [(await placeCall(org, { duration_seconds: 1 }, org.contactIds[0])).id]);
       expect(barred).to.include({ status: 'canceled', end_reason: 'do_not_call' });
       const number = expectStatus(await caller.post('/v1/phone-numbers', { agent_id: org.agentId }), 201).body.phone_number;
-      const inbound = await request(await app()).post('/admin/v1/simulator/inbound-calls').set('Authorization', operator()).send({ to: number, from: contactNumber, simulate: { duration_seconds: 1 } });
+      const inbound = await request(await app())
+        .post('/admin/v1/simulator/inbound-calls')
+        .set('Authorization', operator())
+        .send({ to: number, from: contactNumber, simulate: { duration_seconds: 1 } });
       const [answered] = await waitForCalls(org, [expectStatus(inbound, 201).body.call.id]);
       expect(answered).to.include({ direction: 'inbound', status: 'completed' });
 

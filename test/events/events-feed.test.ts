@@ -22,7 +22,8 @@ const storedPayload = async (id: string) => (await db.query('SELECT payload FROM
 
 const admin = async () => request(await app());
 const patchOrg = async (id: string, body: Record<string, unknown>) => (await admin()).patch(`/admin/v1/orgs/${id}`).set('Authorization', operator()).send(body);
-const adjust = async (id: string, amount: string) => expectStatus(await (await admin()).post(`/admin/v1/orgs/${id}/balance`).set('Authorization', operator()).send({ amount }), 200).body;
+const adjust = async (id: string, amount: string) =>
+  expectStatus(await (await admin()).post(`/admin/v1/orgs/${id}/balance`).set('Authorization', operator()).send({ amount }), 200).body;
 
 /** An event row written straight to the outbox, `daysAgo` days back (as history would hold it). */
 async function insertOldEvent(orgId: string, daysAgo: number): Promise<string> {
@@ -90,7 +91,12 @@ describe('events feed (CONTRACT.md §4 "Events feed")', () => {
       const before = (t: string) => all.filter((e: any) => e.created_at < t);
       expect(await feed(caller, `created_after=${oldest.created_at}`)).to.deep.equal(after(oldest.created_at));
       expect(await feed(caller, `created_before=${newest.created_at}`)).to.deep.equal(before(newest.created_at));
-      expect(await feed(caller, `created_after=${encodeURIComponent(new Date(Date.parse(oldest.created_at) - 1).toISOString())}&created_before=${encodeURIComponent(new Date(Date.parse(newest.created_at) + 1).toISOString())}`)).to.deep.equal(all);
+      expect(
+        await feed(
+          caller,
+          `created_after=${encodeURIComponent(new Date(Date.parse(oldest.created_at) - 1).toISOString())}&created_before=${encodeURIComponent(new Date(Date.parse(newest.created_at) + 1).toISOString())}`,
+        ),
+      ).to.deep.equal(all);
       expect(await feed(caller, `created_after=${new Date(Date.now() + 2 * DAY).toISOString()}`)).to.deep.equal([]);
       expect(await feed(caller, 'created_before=2000-01-01T00:00:00Z')).to.deep.equal([]);
       expect(await feed(caller, `call_id=call_${'0'.repeat(22)}`)).to.deep.equal([]);
@@ -125,7 +131,13 @@ describe('events feed (CONTRACT.md §4 "Events feed")', () => {
       ];
       for (const name of ['created_after', 'created_before']) {
         for (const time of bad) expectInvalid(await caller.get(`/v1/events?${name}=${encodeURIComponent(time)}`), name);
-        for (const time of ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.5Z', '2026-01-01T00:00:00.123456789Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+        for (const time of [
+          '2026-01-01T00:00:00Z',
+          '2026-01-01T00:00:00.5Z',
+          '2026-01-01T00:00:00.123456789Z',
+          '0001-01-01T00:00:00Z',
+          '9999-12-31T23:59:59.999Z',
+        ]) {
           expectStatus(await caller.get(`/v1/events?${name}=${encodeURIComponent(time)}`), 200);
         }
       }
@@ -236,7 +248,9 @@ describe('events feed (CONTRACT.md §4 "Events feed")', () => {
 
     it('is sent at once when the operator sets a threshold above the balance; a lower one re-arms it; null unsets it', async () => {
       const org = await createOrg({ balance: '10.00' });
-      expect(expectStatus(await (await admin()).get(`/admin/v1/orgs/${org.id}`).set('Authorization', operator()), 200).body.low_balance_threshold).to.equal(null);
+      expect(expectStatus(await (await admin()).get(`/admin/v1/orgs/${org.id}`).set('Authorization', operator()), 200).body.low_balance_threshold).to.equal(
+        null,
+      );
       expectStatus(await patchOrg(org.id, { low_balance_threshold: '20' }), 200);
       const [first] = await lowEvents(org);
       expect(first.data).to.include({ event: 'balance.low', org_id: org.id, balance: '10.000000', currency: 'USD', threshold: '20.000000' });

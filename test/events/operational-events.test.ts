@@ -35,7 +35,13 @@ function expectSigned(r: Received): void {
 }
 
 const setThreshold = async (org: TestOrg, threshold: string) =>
-  expectStatus(await request(await app()).patch(`/admin/v1/orgs/${org.id}`).set('Authorization', operator()).send({ low_balance_threshold: threshold }), 200);
+  expectStatus(
+    await request(await app())
+      .patch(`/admin/v1/orgs/${org.id}`)
+      .set('Authorization', operator())
+      .send({ low_balance_threshold: threshold }),
+    200,
+  );
 
 describe('events delivered: the feed’s data, event_types, operational events (real processes)', function () {
   this.timeout(90_000);
@@ -211,7 +217,10 @@ describe('events delivered: the feed’s data, event_types, operational events (
     await endpoint(inside, tenantHooks.url, { event_types: ['balance.low'] });
     const [agent] = expectStatus(await inside.get('/v1/agents'), 200).body.data;
     const contact = expectStatus(await inside.post('/v1/contacts', { name: 'Pat', phone_number: uniquePhone() }), 201).body;
-    const call = expectStatus(await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 10, outcome: 'neutral' } }), 201).body;
+    const call = expectStatus(
+      await inside.post('/v1/calls', { agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 10, outcome: 'neutral' } }),
+      201,
+    ).body;
     await waitForCalls(owner, [call.id], 20_000, { 'X-Tenant-Id': tenant.id });
     await resellerHooks.until((got) => got.length >= 1);
     await sleep(1000);
@@ -221,7 +230,12 @@ describe('events delivered: the feed’s data, event_types, operational events (
     expect(resellerHooks.received[0].body).to.include({ event: 'balance.low', org_id: owner.id, balance: '0.900000', currency: 'USD', threshold: '0.950000' });
     expect(tenantHooks.received).to.deep.equal([]);
     expect(await feed(inside, 'type=balance.low')).to.deep.equal([]);
-    await waitUntil('the event is in the reseller’s feed', async () => (await feed(owner.as, 'type=balance.low')).length === 1, 5000, () => 'none');
+    await waitUntil(
+      'the event is in the reseller’s feed',
+      async () => (await feed(owner.as, 'type=balance.low')).length === 1,
+      5000,
+      () => 'none',
+    );
   });
 });
 
@@ -259,11 +273,15 @@ describe('the recording statement writes webhook_endpoint.disabled only for the 
 
     // One batch: a 500, then the 410 that disables it; the event says why, with the 410's error.
     const earlier = new Date(Date.now() - 1000);
-    expect(await repository.record([failed(hook.id, true, 'HTTP 410 Gone: the endpoint is disabled'), failed(hook.id, false, 'HTTP 500', earlier)], 120)).to.deep.equal([hook.id]);
+    expect(
+      await repository.record([failed(hook.id, true, 'HTTP 410 Gone: the endpoint is disabled'), failed(hook.id, false, 'HTTP 500', earlier)], 120),
+    ).to.deep.equal([hook.id]);
     // A later batch (a delivery that was in flight) answers 410 too: disabled already, no event.
     expect(await repository.record([failed(hook.id, true, 'HTTP 410 Gone: the endpoint is disabled')], 120)).to.deep.equal([hook.id]);
     let events = await disabledEvents(org);
-    expect(events.map((e: any) => [e.data.endpoint_id, e.data.reason, e.data.last_error])).to.deep.equal([[hook.id, 'gone', 'HTTP 410 Gone: the endpoint is disabled']]);
+    expect(events.map((e: any) => [e.data.endpoint_id, e.data.reason, e.data.last_error])).to.deep.equal([
+      [hook.id, 'gone', 'HTTP 410 Gone: the endpoint is disabled'],
+    ]);
 
     // Enabled again, failing under the threshold: nothing; past it: reason failing, the latest error.
     expectStatus(await caller.patch(`/v1/webhook-endpoints/${hook.id}`, { disabled: false }), 200);

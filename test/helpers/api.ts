@@ -133,7 +133,9 @@ export async function listApiKeys(token: string, query = '', target?: Express) {
 
 /** `POST /v1/sessions`; the response is not checked. */
 export async function signIn(body: Record<string, unknown>) {
-  return request(await app()).post('/v1/sessions').send(body);
+  return request(await app())
+    .post('/v1/sessions')
+    .send(body);
 }
 
 export const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -161,7 +163,10 @@ export function twoApiProcesses(options: AppOptions = {}): { a: RinglaneApp; b: 
  */
 export function asCaller(token: string, headers: Record<string, string> = {}, baseUrl?: string) {
   const send = async (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: unknown) => {
-    const req = request(baseUrl ?? (await app()))[method](path).set('Authorization', bearer(token)).set(headers);
+    const req = request(baseUrl ?? (await app()))
+      [method](path)
+      .set('Authorization', bearer(token))
+      .set(headers);
     return body === undefined ? req : req.send(body as object);
   };
   return {

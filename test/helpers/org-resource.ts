@@ -142,7 +142,7 @@ export function behavesLikeAnOrgResource(spec: OrgResourceSpec): void {
       expect(expectStatus(await stranger.get(`${spec.path}/${theirs.id}`), 200).body).to.deep.equal(theirs);
     });
 
-    it('keeps a tenant\'s resources and its reseller\'s apart', async () => {
+    it("keeps a tenant's resources and its reseller's apart", async () => {
       const reseller = await createOrg();
       const tenantId = await insertTenant(reseller);
       const outside = asCaller(reseller.key);

@@ -40,7 +40,10 @@ export class QueryPlans {
         const callback = typeof args.at(-1) === 'function' ? args.pop() : null;
         const result = this.explainThenRun(args);
         if (!callback) return result;
-        result.then((res) => callback(null, res), (err) => callback(err));
+        result.then(
+          (res) => callback(null, res),
+          (err) => callback(err),
+        );
       }
 
       private async explainThenRun(args: any[]): Promise<unknown> {

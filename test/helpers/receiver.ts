@@ -13,7 +13,9 @@ export interface Received {
  * A real webhook receiver on 127.0.0.1 that records every request (raw bytes and headers)
  * and answers what `respond` says (default 200).
  */
-export async function startReceiver(respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; delayMs?: number } = () => ({ status: 200 })) {
+export async function startReceiver(
+  respond: (req: Received, n: number) => { status: number; headers?: Record<string, string>; delayMs?: number } = () => ({ status: 200 }),
+) {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -33,7 +35,11 @@ export async function startReceiver(respond: (req: Received, n: number) => { sta
   return {
     url,
     received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
     /** Waits until `predicate` holds over what was received. */
     async until(predicate: (all: Received[]) => boolean, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;

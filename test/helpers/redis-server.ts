@@ -123,7 +123,18 @@ export class PrivateRedisCluster implements PrivateRedis {
     const masters: RedisServerProcess[] = [];
     for (let i = 0; i < 3; i++) {
       const [port, busPort] = [await freePort(), await freePort()];
-      masters.push(new RedisServerProcess(port, ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', `nodes-${port}.conf`, '--dir', dir]));
+      masters.push(
+        new RedisServerProcess(port, [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-port',
+          String(busPort),
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--dir',
+          dir,
+        ]),
+      );
     }
     const cluster = new PrivateRedisCluster(dir, masters);
     try {
@@ -143,7 +154,11 @@ export class PrivateRedisCluster implements PrivateRedis {
 
   /** Every master says `cluster_state:ok`: all slots are served and the nodes see each other. */
   private untilOk(): Promise<void> {
-    return until('the Redis Cluster is ok', async () => (await Promise.all(this.masters.map((m) => ask(m.port, 'CLUSTER INFO')))).every((info) => info?.includes('cluster_state:ok')), 30_000);
+    return until(
+      'the Redis Cluster is ok',
+      async () => (await Promise.all(this.masters.map((m) => ask(m.port, 'CLUSTER INFO')))).every((info) => info?.includes('cluster_state:ok')),
+      30_000,
+    );
   }
 
   get target(): RedisTarget {

@@ -135,7 +135,10 @@ export async function spans(callIds: string[], from: string, to: string): Promis
   return Promise.all(
     callIds.map(async (id) => {
       const events = await eventsOf(id);
-      expect(events.map((e) => `${e.sequence}:${e.event}`), id).to.deep.equal(['1:call.queued', '2:call.ringing', '3:call.in_progress', '4:call.completed']);
+      expect(
+        events.map((e) => `${e.sequence}:${e.event}`),
+        id,
+      ).to.deep.equal(['1:call.queued', '2:call.ringing', '3:call.in_progress', '4:call.completed']);
       const at = (event: string) => events.find((e) => e.event === event)!.occurred_at.getTime();
       return [at(from), at(to)] as [number, number];
     }),
@@ -144,7 +147,15 @@ export async function spans(callIds: string[], from: string, to: string): Promis
 
 /** The most spans open at one instant (one ending when another starts counts once). */
 export function maxOverlap(spans: Array<[number, number]>): number {
-  const edges = spans.flatMap(([from, to]) => [[from, 1], [to, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = spans
+    .flatMap(
+      ([from, to]) =>
+        [
+          [from, 1],
+          [to, -1],
+        ] as const,
+    )
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let most = 0;
   for (const [, delta] of edges) most = Math.max(most, (open += delta));
@@ -163,7 +174,12 @@ export async function waitForCampaignState(caller: Caller, id: string, state: st
 }
 
 export async function balanceOf(org: TestOrg): Promise<string> {
-  return (await request(await app()).get('/v1/balance').set('Authorization', bearer(org.key)).expect(200)).body.balance;
+  return (
+    await request(await app())
+      .get('/v1/balance')
+      .set('Authorization', bearer(org.key))
+      .expect(200)
+  ).body.balance;
 }
 
 /**

@@ -68,11 +68,10 @@ async function seed(orgId: string, endpointId: string, at: Date, delivery: { sta
      VALUES ($1, $2, $3, $4, 'call_hist', 'call.completed', 4, $5, 1, $6, $7)`,
     [deliveryId, orgId, endpointId, eventId, delivery.status, delivery.due ? new Date(Date.now() - 60_000) : null, at],
   );
-  await db.query(`INSERT INTO webhook_attempts (id, delivery_id, delivery_created_at, attempted_at, response_status, duration_ms) VALUES ($1, $2, $3, $3, 503, 5)`, [
-    randomUUID(),
-    deliveryId,
-    at,
-  ]);
+  await db.query(
+    `INSERT INTO webhook_attempts (id, delivery_id, delivery_created_at, attempted_at, response_status, duration_ms) VALUES ($1, $2, $3, $3, 503, 5)`,
+    [randomUUID(), deliveryId, at],
+  );
   return { eventId, deliveryId, at };
 }
 
@@ -101,7 +100,12 @@ describe('history partitions', () => {
       orgId = org.id;
       const member = { id: orgId, parentId: null, isReseller: false, disabled: false };
       actor = { via: 'api_key', keyId: org.keyId, credentialId: org.keyId, memberId: org.memberId, capabilities: ['webhooks'], ownerOrg: member, org: member };
-      const res = await asCaller(org.key).post('/v1/webhook-endpoints', { name: 'History', url: 'http://127.0.0.1:9/hooks', secret: 'a-secret-value', outcomes: [] });
+      const res = await asCaller(org.key).post('/v1/webhook-endpoints', {
+        name: 'History',
+        url: 'http://127.0.0.1:9/hooks',
+        secret: 'a-secret-value',
+        outcomes: [],
+      });
       endpointId = expectStatus(res, 201).body.id;
       old = await seed(orgId, endpointId, ago(10), { status: 'succeeded' });
       failed = await seed(orgId, endpointId, ago(5), { status: 'failed' });
@@ -117,7 +121,9 @@ describe('history partitions', () => {
 
     it('the relay: from the oldest event not relayed to now, then the days of its batch', async () => {
       expect(await createRelay(dataSource).batch()).to.be.at.least(4);
-      expectReads(plans.last('WHERE relayed_at IS NULL AND created_at >='), 'call_events', days('call_events', ago(2), soon), [partition('call_events', ago(2))]);
+      expectReads(plans.last('WHERE relayed_at IS NULL AND created_at >='), 'call_events', days('call_events', ago(2), soon), [
+        partition('call_events', ago(2)),
+      ]);
       for (const statement of ['JOIN webhook_endpoints w ON w.org_id = ev.org_id', 'INSERT INTO webhook_deliveries', 'UPDATE call_events SET relayed_at']) {
         expectReads(plans.last(statement), 'call_events', days('call_events', ago(2), now));
       }
@@ -213,7 +219,9 @@ describe('history partitions', () => {
 
       expect((await service.get(actor, old.eventId)).id).to.equal(old.eventId);
       const retained = retainedEvents(now.getTime());
-      expectReads(plans.last('FROM call_events ev WHERE ev.id = $1'), 'call_events', days('call_events', retained.from, retained.to), [partition('call_events', old.at)]);
+      expectReads(plans.last('FROM call_events ev WHERE ev.id = $1'), 'call_events', days('call_events', retained.from, retained.to), [
+        partition('call_events', old.at),
+      ]);
     });
 
     it('recover: only the days since it was asked for', async () => {
@@ -287,7 +295,9 @@ describe('history partitions', () => {
       await before.runMigrations({ transaction: 'each' });
       const ages = [45, 3, 0];
       await before.query(`INSERT INTO organizations (id, name) VALUES ('org_up', 'Upgrade')`);
-      await before.query(`INSERT INTO webhook_endpoints (id, org_id, name, url, secret) VALUES ('whe_up', 'org_up', 'E', 'http://127.0.0.1:9/', 'a-secret-value')`);
+      await before.query(
+        `INSERT INTO webhook_endpoints (id, org_id, name, url, secret) VALUES ('whe_up', 'org_up', 'E', 'http://127.0.0.1:9/', 'a-secret-value')`,
+      );
       await before.query(
         `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
          SELECT 'evt_up' || age, 'call_up' || age, 'org_up', 1, 'call.queued', '{}', t, t, t + interval '2 seconds'
@@ -300,10 +310,17 @@ describe('history partitions', () => {
          SELECT 'dlv_up' || ev.call_id, 'org_up', 'whe_up', ev.id, ev.call_id, 'call.queued', 1, 'succeeded', ev.created_at + interval '2 seconds' FROM call_events ev
          UNION ALL SELECT 'dlv_up_orphan', 'org_up', 'whe_up', 'evt_gone', 'call_gone', 'call.queued', 1, 'failed', now() - interval '1 day'`,
       );
-      await before.query(`INSERT INTO webhook_attempts (id, delivery_id, attempted_at, duration_ms) SELECT gen_random_uuid(), id, created_at, 5 FROM webhook_deliveries, generate_series(1, 2)`);
+      await before.query(
+        `INSERT INTO webhook_attempts (id, delivery_id, attempted_at, duration_ms) SELECT gen_random_uuid(), id, created_at, 5 FROM webhook_deliveries, generate_series(1, 2)`,
+      );
 
       await upgraded.runMigrations({ transaction: 'each' });
-      const counts = async (ds: DataSource) => (await ds.query(`SELECT (SELECT count(*) FROM call_events)::int AS events, (SELECT count(*) FROM webhook_deliveries)::int AS deliveries, (SELECT count(*) FROM webhook_attempts)::int AS attempts`))[0];
+      const counts = async (ds: DataSource) =>
+        (
+          await ds.query(
+            `SELECT (SELECT count(*) FROM call_events)::int AS events, (SELECT count(*) FROM webhook_deliveries)::int AS deliveries, (SELECT count(*) FROM webhook_attempts)::int AS attempts`,
+          )
+        )[0];
       expect(await counts(upgraded)).to.deep.equal({ events: 3, deliveries: 4, attempts: 8 });
       const placed: Array<{ id: string; partition: string; as_event: boolean | null; attempts_with_it: boolean }> = await upgraded.query(
         `SELECT d.id, d.tableoid::regclass::text AS partition, d.created_at = ev.created_at AS as_event,
@@ -323,7 +340,9 @@ describe('history partitions', () => {
 
       await upgraded.undoLastMigration({ transaction: 'each' });
       expect(await counts(upgraded)).to.deep.equal({ events: 3, deliveries: 4, attempts: 8 });
-      const kinds = await upgraded.query(`SELECT relname, relkind FROM pg_class WHERE relname IN ('call_events', 'webhook_deliveries', 'webhook_attempts') ORDER BY 1`);
+      const kinds = await upgraded.query(
+        `SELECT relname, relkind FROM pg_class WHERE relname IN ('call_events', 'webhook_deliveries', 'webhook_attempts') ORDER BY 1`,
+      );
       expect(kinds.map((k: any) => k.relkind)).to.deep.equal(['r', 'r', 'r']);
     } finally {
       await before.destroy();

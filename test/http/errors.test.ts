@@ -6,7 +6,9 @@ const ONE_MB = 1024 * 1024;
 
 /** A raw JSON request (the body is sent as is, not serialized). */
 async function sendRaw(path: string, raw: string, authorization?: string) {
-  let req = request(await app()).post(path).set('Content-Type', 'application/json');
+  let req = request(await app())
+    .post(path)
+    .set('Content-Type', 'application/json');
   if (authorization) req = req.set('Authorization', authorization);
   return req.send(raw);
 }
@@ -97,20 +99,38 @@ describe('errors (CONTRACT.md §2 "Errors")', () => {
 
   describe('bad input in the path', () => {
     it('a malformed percent-encoding in a path id is 404 <resource>_not_found, as an id that cannot exist, not a server error', async () => {
-      const res = await request(await app()).delete('/v1/api-keys/%E0%A4%A').set('Authorization', bearer(org.key));
+      const res = await request(await app())
+        .delete('/v1/api-keys/%E0%A4%A')
+        .set('Authorization', bearer(org.key));
       expectError(res, 404, 'api_key_not_found');
       expectNoInternals(res);
     });
 
     it('the same on the admin API', async () => {
-      const res = await request(await app()).patch('/admin/v1/orgs/%E0%A4%A').set('Authorization', operator()).send({ tenant_limit: 1 });
+      const res = await request(await app())
+        .patch('/admin/v1/orgs/%E0%A4%A')
+        .set('Authorization', operator())
+        .send({ tenant_limit: 1 });
       expectError(res, 404, 'organization_not_found');
       expectNoInternals(res);
     });
 
     it('elsewhere in a path, it names no route: 404 not_found; authentication still comes first', async () => {
-      expectError(await request(await app()).get('/v1/%ff').set('Authorization', bearer(org.key)), 404, 'not_found');
-      expectError(await request(await app()).post('/v1/events/%ff').set('Authorization', bearer(org.key)).send({}), 404, 'not_found');
+      expectError(
+        await request(await app())
+          .get('/v1/%ff')
+          .set('Authorization', bearer(org.key)),
+        404,
+        'not_found',
+      );
+      expectError(
+        await request(await app())
+          .post('/v1/events/%ff')
+          .set('Authorization', bearer(org.key))
+          .send({}),
+        404,
+        'not_found',
+      );
       expectError(await request(await app()).get('/v1/events/%ff'), 401, 'unauthorized');
     });
   });
@@ -120,7 +140,10 @@ describe('errors (CONTRACT.md §2 "Errors")', () => {
     const responses = await Promise.all([
       request(a).get('/v1/balance'),
       request(a).get('/v1/balance').set('Authorization', bearer('rk_live_unknown')),
-      request(a).post('/v1/api-keys').set('Authorization', bearer(org.key)).send({ label: 7, permissions: ['x'], extra: 1 }),
+      request(a)
+        .post('/v1/api-keys')
+        .set('Authorization', bearer(org.key))
+        .send({ label: 7, permissions: ['x'], extra: 1 }),
       request(a).get('/v1/api-keys?limit=1000&cursor=%%%').set('Authorization', bearer(org.key)),
       request(a).delete('/v1/api-keys/key_nope').set('Authorization', bearer(org.key)),
       request(a).post('/admin/v1/orgs').send({}),

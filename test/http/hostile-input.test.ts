@@ -118,10 +118,14 @@ const PASSWORD = 'a long password';
 async function buildWorld(app: RinglaneApp): Promise<World> {
   const owner = await reseller({ balance: '1000.00' });
   const as = (path: string, body: object) =>
-    request(app.app).post(path).set('Authorization', bearer(owner.key)).send(body).then((res) => {
-      expect(res.status, `${path}: ${res.text}`).to.equal(201);
-      return res.body;
-    });
+    request(app.app)
+      .post(path)
+      .set('Authorization', bearer(owner.key))
+      .send(body)
+      .then((res) => {
+        expect(res.status, `${path}: ${res.text}`).to.equal(201);
+        return res.body;
+      });
   const tenant = await createTenant(owner);
   const agent = await as('/v1/agents', { name: 'Ava' });
   const number = await as('/v1/phone-numbers', { agent_id: agent.id });
@@ -174,7 +178,17 @@ function validRequests(w: World): Record<string, Valid> {
   const rates = { per_minute: '0.100000', per_text: '0.010000' };
   const ceiling = { max_concurrent_calls: 2, max_calls_per_hour: 10 };
   const simulate = { answer: true, duration_seconds: 5, outcome: 'positive' };
-  const hook = { name: 'h', url: 'https://example.com/x', secret: 'a long secret', outcomes: ['positive'], event_types: ['call.completed', 'balance.low'], field_aliases: { call_id: 'id' }, extra_payload: { source: 'ringlane' }, custom_headers: { 'X-Env': 'test' }, rate_limit_per_second: 10 };
+  const hook = {
+    name: 'h',
+    url: 'https://example.com/x',
+    secret: 'a long secret',
+    outcomes: ['positive'],
+    event_types: ['call.completed', 'balance.low'],
+    field_aliases: { call_id: 'id' },
+    extra_payload: { source: 'ringlane' },
+    custom_headers: { 'X-Env': 'test' },
+    rate_limit_per_second: 10,
+  };
   return {
     'POST /admin/v1/orgs': { body: { name: 'H', timezone: 'UTC', reseller: false, tenant_limit: 1, ceiling, rates, balance: '10', currency: 'USD' } },
     'GET /admin/v1/orgs/:id': id(w.orgForAdmin),
@@ -235,11 +249,22 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/calls': { query: { ...page, status: 'queued', direction: 'outbound', campaign_id: w.campaignId } },
     'GET /v1/calls/:id': id(w.callId),
     'POST /v1/campaigns': {
-      body: { name: 'C', agent_id: w.agentId, contact_ids: [w.contactId], calling_hours: { start: '09:00', end: '17:00' }, weekdays: [1, 2, 3], retry: { max_retries: 1, delay_seconds: 60 }, simulate },
+      body: {
+        name: 'C',
+        agent_id: w.agentId,
+        contact_ids: [w.contactId],
+        calling_hours: { start: '09:00', end: '17:00' },
+        weekdays: [1, 2, 3],
+        retry: { max_retries: 1, delay_seconds: 60 },
+        simulate,
+      },
     },
     'GET /v1/campaigns': { query: { ...page, state: 'draft' } },
     'GET /v1/campaigns/:id': id(w.campaignId),
-    'PATCH /v1/campaigns/:id': { ...id(w.campaignId), body: { name: 'N', calling_hours: { start: '08:00', end: '18:00' }, weekdays: [1], retry: { max_retries: 2, delay_seconds: 30 } } },
+    'PATCH /v1/campaigns/:id': {
+      ...id(w.campaignId),
+      body: { name: 'N', calling_hours: { start: '08:00', end: '18:00' }, weekdays: [1], retry: { max_retries: 2, delay_seconds: 30 } },
+    },
     'POST /v1/tenants': { body: { name: 'T', timezone: 'UTC', industry: 'salon', external_ref: 'ext-1' } },
     'GET /v1/tenants': { query: { ...page, external_ref: 'ext-1' } },
     'GET /v1/tenants/:id': id(w.tenantId),
@@ -259,7 +284,9 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/webhook-deliveries/:id': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-deliveries/:id/retry': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-endpoints/:id/recover': { ...id(w.endpointId), body: { since: '2026-01-01T00:00:00Z' }, status: 202 },
-    'GET /v1/events': { query: { ...page, type: 'call.queued', call_id: w.callId, created_after: '2026-01-01T00:00:00Z', created_before: '2030-01-01T00:00:00Z' } },
+    'GET /v1/events': {
+      query: { ...page, type: 'call.queued', call_id: w.callId, created_after: '2026-01-01T00:00:00Z', created_before: '2030-01-01T00:00:00Z' },
+    },
     'GET /v1/events/:id': id(w.eventId),
     'POST /v1/webhook-endpoints/:id/rotate-secret': { ...id(w.endpointId), body: { secret: 'another long secret', overlap_seconds: 3600 }, status: 200 },
     'GET /book/:org_id': { params: { org_id: w.resellerId } },
@@ -269,7 +296,10 @@ function validRequests(w: World): Record<string, Valid> {
 /** Every field path of a joi object schema, nested objects included (`simulate.outcome`). */
 function fieldPaths(schema: Joi.Schema | undefined): string[][] {
   const walk = (description: Joi.Description, prefix: string[]): string[][] =>
-    Object.entries((description.keys ?? {}) as Record<string, Joi.Description>).flatMap(([name, child]) => [[...prefix, name], ...walk(child, [...prefix, name])]);
+    Object.entries((description.keys ?? {}) as Record<string, Joi.Description>).flatMap(([name, child]) => [
+      [...prefix, name],
+      ...walk(child, [...prefix, name]),
+    ]);
   return schema ? walk(schema.describe(), []) : [];
 }
 
@@ -344,7 +374,11 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
         if (res.body.error.code === 'invalid_request') {
           const paths: string[] = res.body.error.details.map((d: { path: string }) => d.path);
           expect(paths, `${label}: details`).to.not.be.empty;
-          if (field) expect(paths.some((p) => p === field || p.startsWith(`${field}.`)), `${label}: details name ${field}: ${paths.join(',')}`).to.equal(true);
+          if (field)
+            expect(
+              paths.some((p) => p === field || p.startsWith(`${field}.`)),
+              `${label}: details name ${field}: ${paths.join(',')}`,
+            ).to.equal(true);
         }
       }
     }
@@ -357,7 +391,10 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
     const query = overrides.query ?? queryString(valid.query ?? {});
     const url = query ? `${path}?${query}` : path;
     const token = route.path.startsWith('/admin/') ? operator() : bearer(world.key);
-    const req = request(app.app)[route.method](url).set('Authorization', token).set({ 'Content-Type': 'application/json', ...overrides.headers });
+    const req = request(app.app)
+      [route.method](url)
+      .set('Authorization', token)
+      .set({ 'Content-Type': 'application/json', ...overrides.headers });
     const body = overrides.body ?? (valid.body ? JSON.stringify(valid.body) : undefined);
     return body === undefined ? req : req.send(body);
   }
@@ -385,7 +422,10 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
           const status = await probe(route, `:${name}=${value.slice(0, 40)}`, () => send(route, valid, { path: at(value) }));
           expect(status, `${route.path} :${name}=${value.slice(0, 40)}`).to.be.oneOf([400, 404]);
         }
-        await fc.assert(fc.asyncProperty(randomUrl, async (value) => void (await probe(route, `:${name}=${value}`, () => send(route, valid, { path: at(value || 'x') })))), { numRuns: 5 });
+        await fc.assert(
+          fc.asyncProperty(randomUrl, async (value) => void (await probe(route, `:${name}=${value}`, () => send(route, valid, { path: at(value || 'x') })))),
+          { numRuns: 5 },
+        );
       }
     }
   });
@@ -417,7 +457,10 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
         for (const value of [...HOSTILE_URL, `1&${name}=2`]) {
           await probe(route, `?${name}=${value.slice(0, 40)}`, () => send(route, valid, { query: withValue(value) }));
         }
-        await fc.assert(fc.asyncProperty(randomUrl, async (value) => void (await probe(route, `?${name}=${value}`, () => send(route, valid, { query: withValue(value) })))), { numRuns: 5 });
+        await fc.assert(
+          fc.asyncProperty(randomUrl, async (value) => void (await probe(route, `?${name}=${value}`, () => send(route, valid, { query: withValue(value) })))),
+          { numRuns: 5 },
+        );
       }
     }
   });
@@ -445,10 +488,18 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
       for (const path of fieldPaths(route.body)) {
         const name = path.join('.');
         for (const value of HOSTILE_JSON) {
-          await probe(route, `${name}=${value.slice(0, 40)}`, () => send(route, validRequests(world)[`${route.method.toUpperCase()} ${route.path}`], { body: bodyWith(valid.body, path, value) }), name);
+          await probe(
+            route,
+            `${name}=${value.slice(0, 40)}`,
+            () => send(route, validRequests(world)[`${route.method.toUpperCase()} ${route.path}`], { body: bodyWith(valid.body, path, value) }),
+            name,
+          );
         }
         await fc.assert(
-          fc.asyncProperty(randomJson, async (value) => void (await probe(route, `${name}=${value}`, () => send(route, valid, { body: bodyWith(valid.body, path, value) }), name))),
+          fc.asyncProperty(
+            randomJson,
+            async (value) => void (await probe(route, `${name}=${value}`, () => send(route, valid, { body: bodyWith(valid.body, path, value) }), name)),
+          ),
           { numRuns: 5 },
         );
       }

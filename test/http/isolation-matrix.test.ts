@@ -219,7 +219,12 @@ const keyCaller = (account: AccountName, i: number, headers: Record<string, stri
 /** What is wrong with `res` as the CONTRACT.md §2 error (status, code, message), or null. */
 function wrongError(res: Response, status: number, code: string): string | null {
   const error = res.body?.error;
-  const ok = res.status === status && /^application\/json/.test(res.headers['content-type'] ?? '') && error?.code === code && typeof error.message === 'string' && error.message !== '';
+  const ok =
+    res.status === status &&
+    /^application\/json/.test(res.headers['content-type'] ?? '') &&
+    error?.code === code &&
+    typeof error.message === 'string' &&
+    error.message !== '';
   return ok ? null : `expected ${status} ${code}, got ${res.status} ${res.text.slice(0, 300)}`;
 }
 
@@ -272,11 +277,20 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     const r1 = await reseller({ name: 'Reseller One' });
     const r2 = await reseller({ name: 'Reseller Two' });
     const o = await createOrg({ name: 'Ordinary', balance: '100.00', rates: { per_minute: '0.120000', per_text: '0.010000' } });
-    for (const [name, org] of [['R1', r1], ['R2', r2], ['O', o]] as const) {
+    for (const [name, org] of [
+      ['R1', r1],
+      ['R2', r2],
+      ['O', o],
+    ] as const) {
       accounts[name] = { id: org.id, keys: [{ keyId: org.keyId, key: org.key }], inviteId: '' };
     }
     const tenantIds: Record<string, string> = {};
-    for (const [name, owner] of [['R1a', r1], ['R1b', r1], ['R2a', r2], ['R2b', r2]] as const) {
+    for (const [name, owner] of [
+      ['R1a', r1],
+      ['R1b', r1],
+      ['R2a', r2],
+      ['R2b', r2],
+    ] as const) {
       const industry = name.endsWith('a') ? 'dental' : 'salon';
       tenantIds[name] = (await createTenant(owner, { name: `Tenant ${name}`, industry, external_ref: `ref-${name}` })).id;
     }
@@ -315,9 +329,21 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
 
     for (const spec of ACCOUNT_CONTEXTS) {
       const account = accounts[spec.account];
-      const key = await made(ctx[spec.name].caller, '/v1/api-keys', { label: `second key of ${spec.name}`, permissions: ['operate', 'api_keys'] }, `${spec.name}: POST /v1/api-keys`);
+      const key = await made(
+        ctx[spec.name].caller,
+        '/v1/api-keys',
+        { label: `second key of ${spec.name}`, permissions: ['operate', 'api_keys'] },
+        `${spec.name}: POST /v1/api-keys`,
+      );
       account.keys.push({ keyId: key.key_id, key: key.key });
-      account.inviteId = (await made(ctx[spec.name].caller, '/v1/invites', { email: uniqueEmail(`invitee-${spec.name}`), capabilities: ['operate'] }, `${spec.name}: POST /v1/invites`)).id;
+      account.inviteId = (
+        await made(
+          ctx[spec.name].caller,
+          '/v1/invites',
+          { email: uniqueEmail(`invitee-${spec.name}`), capabilities: ['operate'] },
+          `${spec.name}: POST /v1/invites`,
+        )
+      ).id;
       for (const { keyId } of account.keys) ownerOf.set(keyId, spec.name);
       ownerOf.set(account.inviteId, spec.name);
     }
@@ -339,7 +365,14 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         for (const spec of CONTEXTS) {
           const c = ctx[spec.name];
           const res = await c.caller.get(`${family.path}/${c.created[family.name].id}`);
-          report.check(spec.label, res.status !== 200 ? `${res.status} ${res.text}` : JSON.stringify(res.body) === JSON.stringify(c.created[family.name]) ? null : `read ${res.text}, created ${JSON.stringify(c.created[family.name])}`);
+          report.check(
+            spec.label,
+            res.status !== 200
+              ? `${res.status} ${res.text}`
+              : JSON.stringify(res.body) === JSON.stringify(c.created[family.name])
+                ? null
+                : `read ${res.text}, created ${JSON.stringify(c.created[family.name])}`,
+          );
         }
         report.assert(CONTEXTS.length);
       });
@@ -394,17 +427,24 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       },
       {
         name: "POST /v1/calls in the other's campaign: 404 campaign_not_found",
-        send: (own, other) => own.caller.post('/v1/calls', { agent_id: own.created.agents.id, contact_id: own.created.contacts.id, campaign_id: other.created.campaigns.id }),
+        send: (own, other) =>
+          own.caller.post('/v1/calls', { agent_id: own.created.agents.id, contact_id: own.created.contacts.id, campaign_id: other.created.campaigns.id }),
         wrong: (res) => wrongError(res, 404, 'campaign_not_found'),
       },
       {
         name: "POST /v1/campaigns with the other's agent: 404 agent_not_found",
-        send: (own, other) => own.caller.post('/v1/campaigns', { name: 'Intrusion', agent_id: other.created.agents.id, contact_ids: [own.created.contacts.id] }),
+        send: (own, other) =>
+          own.caller.post('/v1/campaigns', { name: 'Intrusion', agent_id: other.created.agents.id, contact_ids: [own.created.contacts.id] }),
         wrong: (res) => wrongError(res, 404, 'agent_not_found'),
       },
       {
         name: "POST /v1/campaigns with the other's contact: 404 contact_not_found",
-        send: (own, other) => own.caller.post('/v1/campaigns', { name: 'Intrusion', agent_id: own.created.agents.id, contact_ids: [own.created.contacts.id, other.created.contacts.id] }),
+        send: (own, other) =>
+          own.caller.post('/v1/campaigns', {
+            name: 'Intrusion',
+            agent_id: own.created.agents.id,
+            contact_ids: [own.created.contacts.id, other.created.contacts.id],
+          }),
         wrong: (res) => wrongError(res, 404, 'contact_not_found'),
       },
       {
@@ -471,7 +511,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         for (const [name, send] of REQUESTS) {
           const unknown = await send(keyCaller(actor.account, 0, { 'X-Tenant-Id': UNKNOWN_TENANT }), ctx[target.name]);
           const res = await send(keyCaller(actor.account, 0, { 'X-Tenant-Id': ctx[target.name].orgId }), ctx[target.name]);
-          report.check(`${actor.name} with X-Tenant-Id ${target.name}: ${name}`, wrongError(res, 404, 'tenant_not_found') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT));
+          report.check(
+            `${actor.name} with X-Tenant-Id ${target.name}: ${name}`,
+            wrongError(res, 404, 'tenant_not_found') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT),
+          );
         }
       }
       report.assert(FOREIGN_TENANTS.length * REQUESTS.length);
@@ -483,7 +526,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         const unknown = await keyCaller(actor.account, 0, { 'X-Tenant-Id': UNKNOWN_TENANT }).get('/v1/organization');
         for (const target of ACCOUNT_CONTEXTS) {
           const res = await keyCaller(actor.account, 0, { 'X-Tenant-Id': ctx[target.name].orgId }).get('/v1/organization');
-          report.check(`${actor.name} with X-Tenant-Id ${target.name}`, wrongError(res, 404, 'tenant_not_found') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT));
+          report.check(
+            `${actor.name} with X-Tenant-Id ${target.name}`,
+            wrongError(res, 404, 'tenant_not_found') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT),
+          );
         }
       }
       report.assert(ACCOUNT_CONTEXTS.length ** 2);
@@ -513,7 +559,9 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ['GET /v1/tenants/{id}/prices', (c, id) => c.get(`/v1/tenants/${id}/prices`)],
       ['PUT /v1/tenants/{id}/prices', (c, id) => c.put(`/v1/tenants/${id}/prices`, { per_minute: '999.000000', per_text: '999.000000' })],
     ];
-    const OTHER_RESELLERS_TENANTS = RESELLER_CONTEXTS.flatMap((actor) => TENANT_CONTEXTS.filter((t) => t.account !== actor.account).map((t) => [actor, t] as const));
+    const OTHER_RESELLERS_TENANTS = RESELLER_CONTEXTS.flatMap((actor) =>
+      TENANT_CONTEXTS.filter((t) => t.account !== actor.account).map((t) => [actor, t] as const),
+    );
 
     it(`another reseller's tenant is 404 tenant_not_found, the same as an unknown id (${OTHER_RESELLERS_TENANTS.length} pairs × ${ROUTES.length} routes)`, async () => {
       const report = new Report();
@@ -521,7 +569,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         for (const [name, send] of ROUTES) {
           const unknown = await send(ctx[actor.name].caller, UNKNOWN_TENANT);
           const res = await send(ctx[actor.name].caller, ctx[target.name].orgId);
-          report.check(`${actor.name} → ${target.name}: ${name}`, wrongError(res, 404, 'tenant_not_found') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT));
+          report.check(
+            `${actor.name} → ${target.name}: ${name}`,
+            wrongError(res, 404, 'tenant_not_found') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT),
+          );
         }
       }
       report.assert(OTHER_RESELLERS_TENANTS.length * ROUTES.length);
@@ -530,7 +581,8 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     it(`O gets 403 not_a_reseller for every tenant, whoever owns it (${TENANT_CONTEXTS.length} tenants × ${ROUTES.length} routes, and the list)`, async () => {
       const report = new Report();
       for (const target of TENANT_CONTEXTS) {
-        for (const [name, send] of ROUTES) report.check(`O → ${target.name}: ${name}`, wrongError(await send(ctx.O.caller, ctx[target.name].orgId), 403, 'not_a_reseller'));
+        for (const [name, send] of ROUTES)
+          report.check(`O → ${target.name}: ${name}`, wrongError(await send(ctx.O.caller, ctx[target.name].orgId), 403, 'not_a_reseller'));
       }
       report.check('O: GET /v1/tenants', wrongError(await ctx.O.caller.get('/v1/tenants'), 403, 'not_a_reseller'));
       report.assert(TENANT_CONTEXTS.length * ROUTES.length + 1);
@@ -546,10 +598,16 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
           ['GET /v1/tenants/{id}', () => owner.get(`/v1/tenants/${id}`)],
           ['PATCH /v1/tenants/{id} (same external_ref)', () => owner.patch(`/v1/tenants/${id}`, { external_ref: `ref-${target.name}` })],
           ['GET /v1/tenants/{id}/limits', () => owner.get(`/v1/tenants/${id}/limits`)],
-          ['PATCH /v1/tenants/{id}/limits (same values)', () => owner.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: limits.max_concurrent_calls, max_calls_per_hour: limits.max_calls_per_hour })],
+          [
+            'PATCH /v1/tenants/{id}/limits (same values)',
+            () => owner.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: limits.max_concurrent_calls, max_calls_per_hour: limits.max_calls_per_hour }),
+          ],
           ['GET /v1/tenants/{id}/usage', () => owner.get(`/v1/tenants/${id}/usage`)],
           ['GET /v1/tenants/{id}/prices', () => owner.get(`/v1/tenants/${id}/prices`)],
-          ['PUT /v1/tenants/{id}/prices (same values)', () => owner.put(`/v1/tenants/${id}/prices`, { per_minute: prices.per_minute, per_text: prices.per_text })],
+          [
+            'PUT /v1/tenants/{id}/prices (same values)',
+            () => owner.put(`/v1/tenants/${id}/prices`, { per_minute: prices.per_minute, per_text: prices.per_text }),
+          ],
         ];
         for (const [name, send] of sends) {
           const res = await send();
@@ -579,7 +637,8 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     it(`every closed area inside every tenant (${TENANT_CONTEXTS.length} tenants × ${CLOSED.length} requests)`, async () => {
       const report = new Report();
       for (const spec of TENANT_CONTEXTS) {
-        for (const [name, send] of CLOSED) report.check(`${spec.label}: ${name}`, wrongError(await send(ctx[spec.name].caller, ctx[spec.name]), 403, 'not_available_for_tenant'));
+        for (const [name, send] of CLOSED)
+          report.check(`${spec.label}: ${name}`, wrongError(await send(ctx[spec.name].caller, ctx[spec.name]), 403, 'not_available_for_tenant'));
       }
       report.assert(TENANT_CONTEXTS.length * CLOSED.length);
     });
@@ -605,7 +664,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         const unknown = await ctx[actor.name].caller.delete(`/v1/api-keys/${unknownId('key')}`);
         for (const { keyId } of accounts[target.account].keys) {
           const res = await ctx[actor.name].caller.delete(`/v1/api-keys/${keyId}`);
-          report.check(`${actor.name} revoking ${target.name}'s ${keyId}`, wrongError(res, 404, 'api_key_not_found') ?? differsFromUnknown(res, keyId, unknown, unknownId('key')));
+          report.check(
+            `${actor.name} revoking ${target.name}'s ${keyId}`,
+            wrongError(res, 404, 'api_key_not_found') ?? differsFromUnknown(res, keyId, unknown, unknownId('key')),
+          );
         }
       }
       report.assert(ACCOUNT_PAIRS.length * 2);
@@ -644,7 +706,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         for (const spec of CONTEXTS) {
           const c = ctx[spec.name];
           const res = await c.caller.get(`${family.path}/${c.created[family.name].id}`);
-          report.check(spec.label, res.status === 200 && JSON.stringify(res.body) === JSON.stringify(c.created[family.name]) ? null : `${res.status} ${res.text}`);
+          report.check(
+            spec.label,
+            res.status === 200 && JSON.stringify(res.body) === JSON.stringify(c.created[family.name]) ? null : `${res.status} ${res.text}`,
+          );
         }
         report.assert(CONTEXTS.length);
       });
@@ -679,17 +744,32 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       const report = new Report();
       for (const spec of TENANT_CONTEXTS) {
         const owner = ctx[spec.account].caller;
-        for (const [part, path] of [['tenant', ''], ['limits', '/limits'], ['prices', '/prices']] as const) {
+        for (const [part, path] of [
+          ['tenant', ''],
+          ['limits', '/limits'],
+          ['prices', '/prices'],
+        ] as const) {
           const res = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}${path}`);
-          report.check(`${spec.name} ${part}`, res.status === 200 && JSON.stringify(res.body) === JSON.stringify(tenantSnapshots[spec.name][part]) ? null : `${res.status} ${res.text}`);
+          report.check(
+            `${spec.name} ${part}`,
+            res.status === 200 && JSON.stringify(res.body) === JSON.stringify(tenantSnapshots[spec.name][part]) ? null : `${res.status} ${res.text}`,
+          );
         }
       }
       for (const spec of CONTEXTS) {
         const c = ctx[spec.name];
         const organization = await c.caller.get('/v1/organization');
-        report.check(`${spec.label} organization`, organization.status === 200 && organization.body.id === c.orgId && organization.body.name === c.organizationName ? null : `${organization.status} ${organization.text}`);
+        report.check(
+          `${spec.label} organization`,
+          organization.status === 200 && organization.body.id === c.orgId && organization.body.name === c.organizationName
+            ? null
+            : `${organization.status} ${organization.text}`,
+        );
         const sender = await c.caller.get('/v1/sms-sender');
-        report.check(`${spec.label} sms-sender`, sender.status === 200 && sender.body.phone_number === c.created['phone-numbers'].phone_number ? null : `${sender.status} ${sender.text}`);
+        report.check(
+          `${spec.label} sms-sender`,
+          sender.status === 200 && sender.body.phone_number === c.created['phone-numbers'].phone_number ? null : `${sender.status} ${sender.text}`,
+        );
       }
       report.assert(TENANT_CONTEXTS.length * 3 + CONTEXTS.length * 2);
     });
@@ -730,7 +810,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       for (const spec of ACCOUNT_CONTEXTS) {
         const { keyId } = accounts[spec.account].keys[1];
         const res = await ctx[spec.name].caller.delete(`/v1/api-keys/${keyId}`);
-        report.check(`${spec.name} revokes ${keyId}`, res.status === 204 ? wrongError(await keyCaller(spec.account, 1).get('/v1/organization'), 401, 'unauthorized') : `${res.status} ${res.text}`);
+        report.check(
+          `${spec.name} revokes ${keyId}`,
+          res.status === 204 ? wrongError(await keyCaller(spec.account, 1).get('/v1/organization'), 401, 'unauthorized') : `${res.status} ${res.text}`,
+        );
       }
       report.assert(ACCOUNT_CONTEXTS.length);
     });

@@ -24,8 +24,7 @@ import {
 const BODY = { label: 'idempotent', permissions: ['operate'] };
 
 /** `POST /v1/api-keys` with an `Idempotency-Key`. */
-const createWithKey = (org: TestOrg, key: string, body: Record<string, unknown> = BODY) =>
-  postApiKey(org.key, body, undefined, { 'Idempotency-Key': key });
+const createWithKey = (org: TestOrg, key: string, body: Record<string, unknown> = BODY) => postApiKey(org.key, body, undefined, { 'Idempotency-Key': key });
 
 /** The ids of the organization's keys, besides its owner key. */
 async function createdKeyIds(org: TestOrg): Promise<string[]> {
@@ -79,7 +78,10 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
 
   it('the same key with a different body is 422 idempotency_key_reused, and runs nothing', async () => {
     expectFirstRun(await createWithKey(org, key));
-    for (const body of [{ ...BODY, label: 'another' }, { ...BODY, permissions: ['webhooks'] }]) {
+    for (const body of [
+      { ...BODY, label: 'another' },
+      { ...BODY, permissions: ['webhooks'] },
+    ]) {
       expectError(await createWithKey(org, key, body), 422, 'idempotency_key_reused');
     }
     expect(await createdKeyIds(org)).to.have.lengthOf(1);
@@ -88,10 +90,12 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
   it('while the first request is still running, 409 idempotency_key_in_use', async () => {
     // A request that claimed the key and has not finished yet leaves a record without a response.
     const secrets = new RecordSecrets({ scope: org.id, credential: org.keyId }, key);
-    await db.query(
-      `INSERT INTO idempotency_records (scope, credential, key_hash, request_hash, response_status) VALUES ($1, $2, $3, $4, NULL)`,
-      [org.id, org.keyId, secrets.keyHash, secrets.fingerprint({ method: 'POST', path: '/v1/api-keys', body: BODY })],
-    );
+    await db.query(`INSERT INTO idempotency_records (scope, credential, key_hash, request_hash, response_status) VALUES ($1, $2, $3, $4, NULL)`, [
+      org.id,
+      org.keyId,
+      secrets.keyHash,
+      secrets.fingerprint({ method: 'POST', path: '/v1/api-keys', body: BODY }),
+    ]);
     expectError(await createWithKey(org, key), 409, 'idempotency_key_in_use');
     expect(await createdKeyIds(org)).to.deep.equal([]);
   });
@@ -206,7 +210,11 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
 
   describe('on the admin API', () => {
     const createOrgWithKey = async (idempotencyKey: string, body: Record<string, unknown>) =>
-      request(await app()).post('/admin/v1/orgs').set('Authorization', operator()).set('Idempotency-Key', idempotencyKey).send(body);
+      request(await app())
+        .post('/admin/v1/orgs')
+        .set('Authorization', operator())
+        .set('Idempotency-Key', idempotencyKey)
+        .send(body);
 
     const orgsNamed = async (name: string) => (await db.query('SELECT id FROM organizations WHERE name = $1', [name])).map((r: { id: string }) => r.id);
 
@@ -227,7 +235,11 @@ describe('idempotency (CONTRACT.md §2 "Idempotency")', () => {
 
     it('POST /admin/v1/orgs/{id}/balance applies an adjustment once', async () => {
       const send = async () =>
-        request(await app()).post(`/admin/v1/orgs/${org.id}/balance`).set('Authorization', operator()).set('Idempotency-Key', key).send({ amount: '1.5' });
+        request(await app())
+          .post(`/admin/v1/orgs/${org.id}/balance`)
+          .set('Authorization', operator())
+          .set('Idempotency-Key', key)
+          .send({ amount: '1.5' });
       const first = await send();
       expectFirstRun(first, 200);
       expect(first.body.balance).to.equal('1.500000');

@@ -36,7 +36,12 @@ describe('config', () => {
 
   it('trusts no proxy by default; TRUST_PROXY takes true, false or a hop count', () => {
     expect(loadConfig({}).trustProxy).to.equal(false);
-    for (const [value, expected] of [['true', true], ['false', false], ['1', 1], ['2', 2]] as const) {
+    for (const [value, expected] of [
+      ['true', true],
+      ['false', false],
+      ['1', 1],
+      ['2', 2],
+    ] as const) {
       expect(loadConfig({ TRUST_PROXY: value }).trustProxy, value).to.equal(expected);
     }
     for (const value of ['yes', '-1', '1.5', '']) expect(() => loadConfig({ TRUST_PROXY: value }), value).to.throw(/TRUST_PROXY/);
@@ -84,7 +89,8 @@ describe('config', () => {
 
   it('REDIS_PREFIX: a plain namespace, no hash tag', () => {
     expect(loadConfig({ REDIS_PREFIX: 'acme:ringlane' }).redisPrefix).to.equal('acme:ringlane');
-    for (const value of ['{ringlane}', 'ring lane', ':ringlane', 'ringlane:', 'ring*']) expect(() => loadConfig({ REDIS_PREFIX: value }), value).to.throw(/REDIS_PREFIX/);
+    for (const value of ['{ringlane}', 'ring lane', ':ringlane', 'ringlane:', 'ring*'])
+      expect(() => loadConfig({ REDIS_PREFIX: value }), value).to.throw(/REDIS_PREFIX/);
   });
 
   it('returns frozen settings', () => {

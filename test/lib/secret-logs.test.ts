@@ -81,17 +81,34 @@ describe('nothing secret is logged (issue 9)', () => {
   it('fields named like secrets are censored at any depth, and errors keep only type, message, stack, code and cause', () => {
     const lines: string[] = [];
     const log = createLogger('info', new Writable({ write: (chunk, _enc, done) => (lines.push(chunk.toString()), done()) }));
-    const secretName = fc.constantFrom('secret', 'webhookSecret', 'password', 'token', 'authorization', 'Authorization', 'key', 'apiKey', 'raw_key', 'idempotency-key', 'cookie');
+    const secretName = fc.constantFrom(
+      'secret',
+      'webhookSecret',
+      'password',
+      'token',
+      'authorization',
+      'Authorization',
+      'key',
+      'apiKey',
+      'raw_key',
+      'idempotency-key',
+      'cookie',
+    );
     const path = fc.array(fc.constantFrom('a', 'body', 'headers', 'data', 'items'), { maxLength: 6 });
     fc.assert(
-      fc.property(path, secretName, fc.string({ minLength: 12 }).map((s) => `S3CR3T${s}`), (names, name, value) => {
-        let object: Record<string, unknown> = { [name]: value, key_id: 'key_kept' };
-        for (const outer of names.reverse()) object = { [outer]: object };
-        lines.length = 0;
-        log.info(object, 'line');
-        expect(lines.join('')).to.not.contain(value);
-        expect(lines.join('')).to.contain('key_kept');
-      }),
+      fc.property(
+        path,
+        secretName,
+        fc.string({ minLength: 12 }).map((s) => `S3CR3T${s}`),
+        (names, name, value) => {
+          let object: Record<string, unknown> = { [name]: value, key_id: 'key_kept' };
+          for (const outer of names.reverse()) object = { [outer]: object };
+          lines.length = 0;
+          log.info(object, 'line');
+          expect(lines.join('')).to.not.contain(value);
+          expect(lines.join('')).to.contain('key_kept');
+        },
+      ),
     );
     const err = Object.assign(new Error('duplicate key'), { code: '23505', parameters: [SECRET, METADATA_VALUE], query: 'INSERT ...' });
     lines.length = 0;

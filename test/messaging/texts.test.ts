@@ -36,7 +36,12 @@ const deliveries = (worker: Service, messageId: string) =>
 /** The job `jobId` of the calls queue once it finished. */
 async function finished(queue: JobQueue<'calls'>, jobId: string): Promise<Job> {
   let job: Job | undefined;
-  await waitUntil(`job ${jobId} finished`, async () => Boolean((job = await queue.queue.getJob(jobId))?.finishedOn), 20_000, () => job?.toJSON() ?? 'no such job');
+  await waitUntil(
+    `job ${jobId} finished`,
+    async () => Boolean((job = await queue.queue.getJob(jobId))?.finishedOn),
+    20_000,
+    () => job?.toJSON() ?? 'no such job',
+  );
   return job!;
 }
 
@@ -62,7 +67,12 @@ describe('confirmation texts: recorded with the call’s end, sent by a job afte
     expect(job.returnvalue).to.equal('sent');
     const first = await sentAt(message.id);
     expect(first, 'sent_at once the carrier accepted it').to.be.an.instanceOf(Date);
-    await waitUntil('the carrier’s record of the send', async () => deliveries(worker, message.id) === 1, 5000, () => processes.tails());
+    await waitUntil(
+      'the carrier’s record of the send',
+      async () => deliveries(worker, message.id) === 1,
+      5000,
+      () => processes.tails(),
+    );
 
     // The same job again (a retry after a crash, a sweep's re-run): the text is not sent twice.
     await queue.add('send-text', { messageId: message.id }, { jobId: `again-${message.id}` });
@@ -91,7 +101,17 @@ describe('confirmation texts: recorded with the call’s end, sent by a job afte
     expect(await sentAt(message.id)).to.equal(null);
 
     const worker = await processes.start('calls');
-    await waitUntil('the text sent', async () => (await sentAt(message.id)) !== null, 20_000, () => processes.tails());
-    await waitUntil('the carrier’s record of the send', async () => deliveries(worker, message.id) === 1, 5000, () => processes.tails());
+    await waitUntil(
+      'the text sent',
+      async () => (await sentAt(message.id)) !== null,
+      20_000,
+      () => processes.tails(),
+    );
+    await waitUntil(
+      'the carrier’s record of the send',
+      async () => deliveries(worker, message.id) === 1,
+      5000,
+      () => processes.tails(),
+    );
   });
 });

@@ -46,7 +46,9 @@ describe('schema and queues', () => {
         const to = new Date(t + day).toISOString().slice(0, 10);
         const [bound] = await db.transaction(async (em) => {
           await em.query(`SET LOCAL TIME ZONE 'UTC'`);
-          return em.query(`SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE relname = $1 AND relispartition`, [`${table}_p${from.replaceAll('-', '')}`]);
+          return em.query(`SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE relname = $1 AND relispartition`, [
+            `${table}_p${from.replaceAll('-', '')}`,
+          ]);
         });
         expect(bound?.bound, `${table} on ${from}`).to.equal(`FOR VALUES FROM ('${from} 00:00:00+00') TO ('${to} 00:00:00+00')`);
       }

@@ -68,9 +68,23 @@ describe('phone numbers (CONTRACT.md "Other areas": POST /v1/phone-numbers)', ()
       const picks = [taken, taken, free];
       const numbers = new PhoneNumbersRepository(db);
       const carriers = { ofOrg: async () => ({ provisionNumber: async () => picks.shift() ?? null }) };
-      const service = new PhoneNumbersService(db, numbers, carriers, new SmsSenderService(db, numbers, new OrganizationsRepository(db)), new AgentsRepository(db));
+      const service = new PhoneNumbersService(
+        db,
+        numbers,
+        carriers,
+        new SmsSenderService(db, numbers, new OrganizationsRepository(db)),
+        new AgentsRepository(db),
+      );
       const ref = { id: org.id, parentId: null, isReseller: false, disabled: false };
-      const actor: Actor = { via: 'api_key', keyId: org.keyId, credentialId: org.keyId, memberId: org.memberId, capabilities: ['settings'], ownerOrg: ref, org: ref };
+      const actor: Actor = {
+        via: 'api_key',
+        keyId: org.keyId,
+        credentialId: org.keyId,
+        memberId: org.memberId,
+        capabilities: ['settings'],
+        ownerOrg: ref,
+        org: ref,
+      };
       const number = await service.create(actor, { area_code: '415' });
       expect(number.phone_number).to.equal(free);
       expect(picks).to.deep.equal([]);

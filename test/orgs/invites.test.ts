@@ -59,7 +59,10 @@ describe('invites (CONTRACT.md "Other areas: closed to tenants")', () => {
 
     it('never grants a capability the inviting credential lacks', async () => {
       const settingsOnly = asCaller(await keyWith(org, ['settings']));
-      const invite = expectStatus(await settingsOnly.post('/v1/invites', { email: uniqueEmail(), capabilities: ['operate', 'settings', 'api_keys'] }), 201).body;
+      const invite = expectStatus(
+        await settingsOnly.post('/v1/invites', { email: uniqueEmail(), capabilities: ['operate', 'settings', 'api_keys'] }),
+        201,
+      ).body;
       expect(invite.capabilities).to.deep.equal(['settings']);
     });
 
@@ -104,7 +107,8 @@ describe('invites (CONTRACT.md "Other areas: closed to tenants")', () => {
   describe('GET /v1/invites', () => {
     it('lists the invites newest first, page by page, readable without any capability', async () => {
       const created: any[] = [];
-      for (let i = 0; i < 5; i++) created.push(expectStatus(await owner.post('/v1/invites', { email: uniqueEmail(`list${i}`), capabilities: ['operate'] }), 201).body);
+      for (let i = 0; i < 5; i++)
+        created.push(expectStatus(await owner.post('/v1/invites', { email: uniqueEmail(`list${i}`), capabilities: ['operate'] }), 201).body);
       const reader = asCaller(await keyWith(org, []));
       const { pages, items } = await walkList(reader, '/v1/invites', 2);
       expect(pages.map((p) => p.data.length)).to.deep.equal([2, 2, 1]);

@@ -82,7 +82,7 @@ describe('organization settings (CONTRACT.md "Other areas")', () => {
   });
 
   describe('/v1/sms-sender (SPEC.md §4.2)', () => {
-    it('is null until set; PUT sets one of the organization\'s numbers; null clears it', async () => {
+    it("is null until set; PUT sets one of the organization's numbers; null clears it", async () => {
       expect(expectStatus(await owner.get('/v1/sms-sender'), 200).body).to.deep.equal({ phone_number: null });
       const number = expectStatus(await owner.post('/v1/phone-numbers', { phone_number: uniqueNumber() }), 201).body;
       const set = expectStatus(await owner.put('/v1/sms-sender', { phone_number: number.phone_number }), 200).body;
@@ -136,7 +136,7 @@ describe('organization settings (CONTRACT.md "Other areas")', () => {
       return id;
     }
 
-    it('lists the texts newest first, with the charge in the paying organization\'s currency', async () => {
+    it("lists the texts newest first, with the charge in the paying organization's currency", async () => {
       const euro = await createOrg({ currency: 'EUR' });
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push(await insertMessage(euro.id, euro.id, { callId: `call_${process.pid}_${seq}_${i}`, chargeMicros: 1_250_000 }));

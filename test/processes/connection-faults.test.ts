@@ -49,9 +49,11 @@ describe('Postgres connections terminated under every process kind (pg_terminate
     };
 
     const listenBackends = async (): Promise<number[]> =>
-      (await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND query LIKE 'LISTEN%'`, [connectionName(service('relay'))])).map(
-        (r: { pid: number }) => r.pid,
-      );
+      (
+        await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND query LIKE 'LISTEN%'`, [
+          connectionName(service('relay')),
+        ])
+      ).map((r: { pid: number }) => r.pid);
 
     await callsGoThrough();
     for (let round = 1; round <= 2; round++) {
@@ -66,10 +68,18 @@ describe('Postgres connections terminated under every process kind (pg_terminate
       const names = new Set(terminated.filter((b) => b.ok).map((b) => b.application_name));
       for (const kind of ['web', 'calls', 'relay', 'webhooks'] as const) expect([...names], kind).to.include(connectionName(service(kind)));
 
-      await waitUntil(`round ${round}: the relay LISTENs on a new connection`, async () => (await listenBackends()).some((pid) => pid !== listening), 20_000, describeAll);
+      await waitUntil(
+        `round ${round}: the relay LISTENs on a new connection`,
+        async () => (await listenBackends()).some((pid) => pid !== listening),
+        20_000,
+        describeAll,
+      );
       await callsGoThrough();
     }
     const exited = services.running.filter((s) => !isAlive(s));
-    expect(exited.map((s) => s.kind), services.tails()).to.deep.equal([]);
+    expect(
+      exited.map((s) => s.kind),
+      services.tails(),
+    ).to.deep.equal([]);
   });
 });

@@ -24,8 +24,10 @@ function acrossWeb(ports: number[], key: string, headers: Record<string, string>
 async function equip(caller: Caller, receiver: Receiver, contacts: number): Promise<{ agentId: string; contactIds: string[]; endpointId: string }> {
   const agentId = expectStatus(await caller.post('/v1/agents', { name: 'Ava' }), 201).body.id;
   const contactIds: string[] = [];
-  for (let i = 0; i < contacts; i++) contactIds.push(expectStatus(await caller.post('/v1/contacts', { name: `C${i}`, phone_number: uniquePhone() }), 201).body.id);
-  const endpointId = expectStatus(await caller.post('/v1/webhook-endpoints', { name: 'All', url: receiver.url, secret: 'a-secret-value', outcomes: [] }), 201).body.id;
+  for (let i = 0; i < contacts; i++)
+    contactIds.push(expectStatus(await caller.post('/v1/contacts', { name: `C${i}`, phone_number: uniquePhone() }), 201).body.id);
+  const endpointId = expectStatus(await caller.post('/v1/webhook-endpoints', { name: 'All', url: receiver.url, secret: 'a-secret-value', outcomes: [] }), 201)
+    .body.id;
   return { agentId, contactIds, endpointId };
 }
 
@@ -48,9 +50,7 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     redis = await startPrivateRedis();
     const ports = await Promise.all(Array.from({ length: DYNOS }, () => freePort()));
     const kinds = Object.keys(SERVICES) as ServiceKind[];
-    await Promise.all(
-      kinds.flatMap((kind) => ports.map((port) => services.start(kind, { ...redis.env, ...(kind === 'web' ? { PORT: String(port) } : {}) }))),
-    );
+    await Promise.all(kinds.flatMap((kind) => ports.map((port) => services.start(kind, { ...redis.env, ...(kind === 'web' ? { PORT: String(port) } : {}) }))));
 
     // A direct customer: at most 3 calls at once, 24 calls and a campaign of 8 contacts.
     const direct = await voiceOrg({ fields: { ceiling: { max_concurrent_calls: 3, max_calls_per_hour: 1000 } } });
@@ -65,29 +65,61 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     // 500 simulated seconds last 1 s here (SIM_SECOND_MS=2): calls overlap and wait for a slot.
     const place = async (api: () => Caller, agentId: string, contactId: string) =>
       expectStatus(await api().post('/v1/calls', { agent_id: agentId, contact_id: contactId, simulate: { duration_seconds: 150 } }), 201).body.id as string;
-    const campaignId = expectStatus(await directApi().post('/v1/campaigns', { name: 'Scaled', agent_id: own.agentId, contact_ids: own.contactIds }), 201).body.id;
+    const campaignId = expectStatus(await directApi().post('/v1/campaigns', { name: 'Scaled', agent_id: own.agentId, contact_ids: own.contactIds }), 201).body
+      .id;
     expectStatus(await directApi().patch(`/v1/campaigns/${campaignId}`, { state: 'running' }), 200);
     const placed = await Promise.all([
       Promise.all(Array.from({ length: 24 }, (_, i) => place(directApi, own.agentId, own.contactIds[i % 8]))),
       ...tenantGear.map((gear, t) => Promise.all(Array.from({ length: 12 }, () => place(inside[t], gear.agentId, gear.contactIds[0])))),
     ]);
-    await waitUntil('the first tenant has a call in progress', async () => (await db.query(`SELECT 1 FROM calls WHERE org_id = $1 AND status = 'in_progress'`, [tenants[0].id])).length > 0, 20_000, () => services.tails());
+    await waitUntil(
+      'the first tenant has a call in progress',
+      async () => (await db.query(`SELECT 1 FROM calls WHERE org_id = $1 AND status = 'in_progress'`, [tenants[0].id])).length > 0,
+      20_000,
+      () => services.tails(),
+    );
     expectStatus(await owner.as.patch(`/v1/tenants/${tenants[0].id}`, { disabled: true }), 200);
 
     const orgIds = [direct.id, ...tenants.map((t) => t.id)];
     const open = async () => (await db.query(`SELECT count(*)::int AS n FROM calls WHERE org_id = ANY($1) AND ended_at IS NULL`, [orgIds]))[0].n;
-    await waitUntil('every call ended', async () => (await open()) === 0, 60_000, async () => `${await open()} open\n${services.tails()}`, 250);
-    const calls: Array<{ id: string; org_id: string; status: string; end_reason: string; campaign_id: string | null; contact_id: string; dialed_at: Date | null; ended_at: Date; charge: string }> =
-      await db.query(`SELECT id, org_id, status, end_reason, campaign_id, contact_id, dialed_at, ended_at, COALESCE(charge_micros, 0)::text AS charge FROM calls WHERE org_id = ANY($1)`, [orgIds]);
+    await waitUntil(
+      'every call ended',
+      async () => (await open()) === 0,
+      60_000,
+      async () => `${await open()} open\n${services.tails()}`,
+      250,
+    );
+    const calls: Array<{
+      id: string;
+      org_id: string;
+      status: string;
+      end_reason: string;
+      campaign_id: string | null;
+      contact_id: string;
+      dialed_at: Date | null;
+      ended_at: Date;
+      charge: string;
+    }> = await db.query(
+      `SELECT id, org_id, status, end_reason, campaign_id, contact_id, dialed_at, ended_at, COALESCE(charge_micros, 0)::text AS charge FROM calls WHERE org_id = ANY($1)`,
+      [orgIds],
+    );
     const callsOf = (orgId: string) => calls.filter((c) => c.org_id === orgId);
 
     // Every call placed is there, and the campaign called each of its contacts exactly once.
-    expect(calls.filter((c) => c.campaign_id === null).map((c) => c.id).sort()).to.deep.equal(placed.flat().sort());
+    expect(
+      calls
+        .filter((c) => c.campaign_id === null)
+        .map((c) => c.id)
+        .sort(),
+    ).to.deep.equal(placed.flat().sort());
     const campaignCalls = calls.filter((c) => c.campaign_id === campaignId);
     expect(campaignCalls.map((c) => c.contact_id).sort()).to.deep.equal([...own.contactIds].sort());
 
     // Limits: never more calls dialed and not yet ended than the organization may have at once.
-    const dialedSpans = (orgId: string) => callsOf(orgId).filter((c) => c.dialed_at).map((c) => [c.dialed_at!.getTime(), c.ended_at.getTime()] as [number, number]);
+    const dialedSpans = (orgId: string) =>
+      callsOf(orgId)
+        .filter((c) => c.dialed_at)
+        .map((c) => [c.dialed_at!.getTime(), c.ended_at.getTime()] as [number, number]);
     // (Reached, not only respected: the load was enough to fill every slot.)
     expect(maxOverlap(dialedSpans(direct.id)), 'direct customer').to.equal(3);
     expect(maxOverlap(dialedSpans(tenants[1].id)), 'second tenant').to.equal(2);
@@ -116,7 +148,10 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     // Usage of each tenant equals what the ledger charged the reseller for it.
     for (const tenant of tenants) {
       const usage = expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/usage`), 200).body;
-      const [ledgerTotal] = await db.query(`SELECT (-COALESCE(sum(amount_micros), 0))::text AS micros FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment'`, [tenant.id]);
+      const [ledgerTotal] = await db.query(
+        `SELECT (-COALESCE(sum(amount_micros), 0))::text AS micros FROM ledger_entries WHERE subject_org_id = $1 AND kind <> 'adjustment'`,
+        [tenant.id],
+      );
       expect(Math.round(Number(usage.charges.total) * 1e6), tenant.id).to.equal(Number(ledgerTotal.micros));
       const completed = callsOf(tenant.id).filter((c) => c.status === 'completed');
       expect(usage.completed_calls, tenant.id).to.equal(completed.length);
@@ -125,11 +160,13 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     // One delivery record per (event, endpoint), and every event reached its endpoint.
     const [events] = await db.query(`SELECT count(*)::int AS n FROM call_events WHERE org_id = ANY($1)`, [orgIds]);
     const deliveries = async () =>
-      (await db.query(
-        `SELECT count(*)::int AS records, count(DISTINCT (event_id, endpoint_id))::int AS pairs, count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded
+      (
+        await db.query(
+          `SELECT count(*)::int AS records, count(DISTINCT (event_id, endpoint_id))::int AS pairs, count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded
            FROM webhook_deliveries WHERE org_id = ANY($1)`,
-        [orgIds],
-      ))[0];
+          [orgIds],
+        )
+      )[0];
     await waitUntil('every event delivered', async () => (await deliveries()).succeeded === events.n, 30_000, deliveries);
     expect(await deliveries()).to.deep.equal({ records: events.n, pairs: events.n, succeeded: events.n });
     const receivedEvents = new Set(receiver.received.map((r) => `${r.body.call_id}:${r.body.sequence}`));

@@ -14,7 +14,13 @@ function slowPost(port: number, path: string, key: string, body: object, midway:
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise<{ status: number; body: any }>((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length },
+      },
       (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
@@ -64,7 +70,9 @@ describe('the web process on a port already taken', () => {
     web.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
       expect(await exitCodeOf(web)).to.equal(1);
-      expect(stdout).to.match(/"msg":"the API could not start"/).and.to.include('EADDRINUSE');
+      expect(stdout)
+        .to.match(/"msg":"the API could not start"/)
+        .and.to.include('EADDRINUSE');
       expect(stderr).to.equal('');
     } finally {
       web.kill('SIGKILL');
@@ -95,7 +103,8 @@ describe('the ops command line', () => {
 
   it('lists its commands with --help', async () => {
     const { stdout } = await ops('--help');
-    for (const command of ['orgs:create', 'orgs:show', 'orgs:update', 'orgs:balance', 'members:add', 'webhooks:retry-failed']) expect(stdout).to.contain(command);
+    for (const command of ['orgs:create', 'orgs:show', 'orgs:update', 'orgs:balance', 'members:add', 'webhooks:retry-failed'])
+      expect(stdout).to.contain(command);
   });
 
   it('creates an organization and adjusts its balance, printing JSON', async function () {
@@ -124,8 +133,13 @@ describe('the ops command line', () => {
     );
     const printed = JSON.parse((await ops('webhooks:retry-failed', '--endpoint', endpoint.body.id)).stdout);
     expect(printed).to.deep.equal({ matched: 3, queued: 3 });
-    const rows = await db.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY status ORDER BY status`, [endpoint.body.id]);
-    expect(rows).to.deep.equal([{ status: 'retrying', n: 3 }, { status: 'succeeded', n: 2 }]);
+    const rows = await db.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY status ORDER BY status`, [
+      endpoint.body.id,
+    ]);
+    expect(rows).to.deep.equal([
+      { status: 'retrying', n: 3 },
+      { status: 'succeeded', n: 2 },
+    ]);
   });
 
   it('run as `npm run -s ops -- <command>`, prints nothing on stdout but the JSON; without -s, says so on stderr', async function () {

@@ -63,7 +63,9 @@ describe('Redis Cluster: the keys of a busy run', function () {
     const callIds: string[] = [];
     await Promise.all(
       orgs.map(async (org) => {
-        expect((await api(org.key, 'POST', '/v1/webhook-endpoints', { name: 'Busy', url: receiver.url, secret: 'a-secret-value', outcomes: [] })).status).to.equal(201);
+        expect(
+          (await api(org.key, 'POST', '/v1/webhook-endpoints', { name: 'Busy', url: receiver.url, secret: 'a-secret-value', outcomes: [] })).status,
+        ).to.equal(201);
         // The key creation limit (a Lua script, per organization), then a revocation (the auth epoch).
         const created = await api(org.key, 'POST', '/v1/api-keys', { label: 'busy', permissions: ['operate'] });
         expect(created.status).to.equal(201);
@@ -74,9 +76,19 @@ describe('Redis Cluster: the keys of a busy run', function () {
       }),
     );
     const completedDelivered = () => new Set(receiver.received.filter((r) => r.body.event === 'call.completed').map((r) => r.body.call_id));
-    await waitUntil('every call completed and its call.completed delivered', async () => callIds.every((id) => completedDelivered().has(id)), 60_000, () => services.tails());
+    await waitUntil(
+      'every call completed and its call.completed delivered',
+      async () => callIds.every((id) => completedDelivered().has(id)),
+      60_000,
+      () => services.tails(),
+    );
     // The webhooks worker adds its metrics to Redis once a second.
-    await waitUntil('the metrics are in Redis', async () => (await scanKeys(cluster, `${namespace}:metrics:*`)).length === 2, 10_000, () => [...seen]);
+    await waitUntil(
+      'the metrics are in Redis',
+      async () => (await scanKeys(cluster, `${namespace}:metrics:*`)).length === 2,
+      10_000,
+      () => [...seen],
+    );
     looking = false;
     await sampler;
     await look();
@@ -125,7 +137,14 @@ describe('Redis Cluster: the keys of a busy run', function () {
           const kind = shape(key).startsWith('queue:') ? `queue:${tagOf(key)}` : shape(key).split(':')[0];
           kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
         }
-        return { master: `${node.options.host}:${node.options.port}`, keys: keys.length, kinds: [...kinds].sort().map(([kind, n]) => `${kind} ${n}`).join(', ') };
+        return {
+          master: `${node.options.host}:${node.options.port}`,
+          keys: keys.length,
+          kinds: [...kinds]
+            .sort()
+            .map(([kind, n]) => `${kind} ${n}`)
+            .join(', '),
+        };
       }),
     );
     console.log(`      keys of the busy run per master (${seen.size} distinct keys seen during the run):`);

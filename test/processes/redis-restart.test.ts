@@ -42,16 +42,30 @@ describe('Redis restarted empty under every worker kind', function () {
     for (let i = 0; i < CALLS; i++) ids.push(await placeCallThrough(port, org, { duration_seconds: 5000 }));
     const statuses = async () =>
       Object.fromEntries(
-        (await db.query('SELECT status, count(*)::int AS n FROM calls WHERE id = ANY($1) GROUP BY status', [ids])).map((r: { status: string; n: number }) => [r.status, r.n]),
+        (await db.query('SELECT status, count(*)::int AS n FROM calls WHERE id = ANY($1) GROUP BY status', [ids])).map((r: { status: string; n: number }) => [
+          r.status,
+          r.n,
+        ]),
       );
-    await waitUntil(`all ${CALLS} calls in progress`, async () => (await statuses()).in_progress === CALLS, 30_000, async () => `${JSON.stringify(await statuses())}\n${services.tails()}`);
+    await waitUntil(
+      `all ${CALLS} calls in progress`,
+      async () => (await statuses()).in_progress === CALLS,
+      30_000,
+      async () => `${JSON.stringify(await statuses())}\n${services.tails()}`,
+    );
 
     await redis.kill();
     expect(await statuses(), 'the calls were still in progress when Redis died').to.deep.equal({ in_progress: CALLS });
     await redis.restart();
 
     // No request from here on: the workers alone must notice and finish the calls.
-    await waitUntil(`all ${CALLS} calls completed`, async () => (await statuses()).completed === CALLS, 60_000, async () => `${JSON.stringify(await statuses())}\n${services.tails()}`, 250);
+    await waitUntil(
+      `all ${CALLS} calls completed`,
+      async () => (await statuses()).completed === CALLS,
+      60_000,
+      async () => `${JSON.stringify(await statuses())}\n${services.tails()}`,
+      250,
+    );
     const [once] = await db.query(
       `SELECT count(*) FILTER (WHERE charges = 1)::int AS charged_once, count(*) FILTER (WHERE completions = 1)::int AS completed_once
          FROM (SELECT c.id,
@@ -66,12 +80,24 @@ describe('Redis restarted empty under every worker kind', function () {
     // cluster client stays ready through it, so there the warning comes from the masters' connections.
     for (const service of services.running) {
       const lines = service.log.join('').split('\n');
-      expect(lines.filter((line) => /"level":[56]0/.test(line)), service.kind).to.deep.equal([]);
-      if (config.redis.mode === 'cluster') expect(lines.some((line) => line.includes('Redis unavailable; reconnecting')), service.kind).to.equal(true);
+      expect(
+        lines.filter((line) => /"level":[56]0/.test(line)),
+        service.kind,
+      ).to.deep.equal([]);
+      if (config.redis.mode === 'cluster')
+        expect(
+          lines.some((line) => line.includes('Redis unavailable; reconnecting')),
+          service.kind,
+        ).to.equal(true);
     }
 
     const present = () => schedulersIn(redis.target);
-    await waitUntil('every worker kind upserted its schedulers again', async () => JSON.stringify(await present()) === JSON.stringify(SCHEDULERS), 20_000, present);
+    await waitUntil(
+      'every worker kind upserted its schedulers again',
+      async () => JSON.stringify(await present()) === JSON.stringify(SCHEDULERS),
+      20_000,
+      present,
+    );
   });
 });
 

@@ -40,8 +40,17 @@ async function waitUntilRunning(supervisor: Supervisor, port: number): Promise<v
   await waitForHttp(`http://127.0.0.1:${port}/readyz`, 30_000).catch((err) => {
     throw new Error(`${err.message}\n${supervisor.out()}\n${supervisor.err()}`);
   });
-  const started = (kind: (typeof KINDS)[number]) => supervisor.out().split('\n').some((line) => line.startsWith(`[${kind}] `) && line.includes(SERVICES[kind].ready));
-  await waitUntil('every process started', async () => KINDS.every(started), 20_000, () => supervisor.out() + supervisor.err());
+  const started = (kind: (typeof KINDS)[number]) =>
+    supervisor
+      .out()
+      .split('\n')
+      .some((line) => line.startsWith(`[${kind}] `) && line.includes(SERVICES[kind].ready));
+  await waitUntil(
+    'every process started',
+    async () => KINDS.every(started),
+    20_000,
+    () => supervisor.out() + supervisor.err(),
+  );
 }
 
 /** No stack trace, no error printed: what a user sees on a clean stop. */
@@ -90,7 +99,10 @@ describe('npm start (the supervisor)', function () {
   });
 
   it('runs every Procfile line but release (the list the tests use)', () => {
-    const lines = readFileSync('Procfile', 'utf8').split('\n').map((l) => /^([a-z]+):/.exec(l)?.[1]).filter((n) => n && n !== 'release');
+    const lines = readFileSync('Procfile', 'utf8')
+      .split('\n')
+      .map((l) => /^([a-z]+):/.exec(l)?.[1])
+      .filter((n) => n && n !== 'release');
     expect(lines).to.deep.equal(KINDS);
   });
 
@@ -115,16 +127,20 @@ describe('npm start (the supervisor)', function () {
     expectNoErrors(supervisor);
   });
 
-  it('web and calls, which take in new work, run at CPU niceness INTAKE_NICE (default 19); relay and webhooks at the supervisor\'s', async () => {
+  it("web and calls, which take in new work, run at CPU niceness INTAKE_NICE (default 19); relay and webhooks at the supervisor's", async () => {
     const port = await freePort();
     const supervisor = startSupervisor({ ...process.env, ...redis.env, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: undefined });
     supervisors.push(supervisor);
     await waitUntilRunning(supervisor, port);
     // Every process under `npm start`, with its niceness, by the Procfile entry it runs.
     const { stdout } = await run('ps', ['-e', '-o', 'pid=,ppid=,ni=,args=']);
-    const rows = stdout.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/)).map(([pid, ppid, ni, ...args]) => ({ pid, ppid, ni: Number(ni), args: args.join(' ') }));
+    const rows = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.trim().split(/\s+/))
+      .map(([pid, ppid, ni, ...args]) => ({ pid, ppid, ni: Number(ni), args: args.join(' ') }));
     const under = new Set([String(supervisor.child.pid)]);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const row of rows) if (under.has(row.ppid) && !under.has(row.pid)) grew = Boolean(under.add(row.pid));
     }
@@ -151,7 +167,10 @@ describe('npm start (the supervisor)', function () {
       const { rows } = await client.query('SELECT count(*)::int AS n FROM migrations');
       await client.end();
       expect(rows[0].n).to.equal(migrations.length);
-      const warnings = supervisor.err().split('\n').filter((l) => l.includes('OPERATOR_TOKEN'));
+      const warnings = supervisor
+        .err()
+        .split('\n')
+        .filter((l) => l.includes('OPERATOR_TOKEN'));
       expect(warnings).to.have.lengthOf(1);
       expect(warnings[0]).to.match(/^\[start\] warning: OPERATOR_TOKEN is not set, so the admin API .* refuse everyone/);
 
@@ -169,7 +188,11 @@ describe('npm start (the supervisor)', function () {
     expect(await exitCodeOf(supervisor.child)).to.equal(1);
     const said = supervisor.err();
     expect(said).to.include('[start] cannot start Ringlane: ');
-    expect(said).to.include(config.redis.mode === 'cluster' ? 'The Redis Cluster REDIS_CLUSTER_NODES names (127.0.0.1:1) is not answering' : 'Redis is not answering at redis://127.0.0.1:1');
+    expect(said).to.include(
+      config.redis.mode === 'cluster'
+        ? 'The Redis Cluster REDIS_CLUSTER_NODES names (127.0.0.1:1) is not answering'
+        : 'Redis is not answering at redis://127.0.0.1:1',
+    );
     expect(said).not.to.match(/^\s+at /m);
     expect(supervisor.out()).not.to.include('database');
   });

@@ -160,7 +160,10 @@ function render(file: SqlFile, owner: string, sent: SentStatement[]): string {
   const seen = new Set<string>();
   const parts = [[...comment(file.about), '--', ...comment(SCENARIO)].join('\n')];
   for (const { text, owners } of sent) {
-    const sql = text.replace(/[ \t]+$/gm, '').replace(/^\s*\n/, '').trimEnd();
+    const sql = text
+      .replace(/[ \t]+$/gm, '')
+      .replace(/^\s*\n/, '')
+      .trimEnd();
     if (seen.has(sql)) continue;
     seen.add(sql);
     const by = owners[owners.length - 1];
@@ -185,7 +188,10 @@ describe('the hot statements as they run (docs/sql)', function () {
     org = await voiceOrg();
     const caller = asCaller(org.key);
     const endpoint = async (fields: object) =>
-      expectStatus(await caller.post('/v1/webhook-endpoints', { name: 'SQL', url: 'http://127.0.0.1:9/hooks', secret: 'a-secret-value', outcomes: [], ...fields }), 201).body.id;
+      expectStatus(
+        await caller.post('/v1/webhook-endpoints', { name: 'SQL', url: 'http://127.0.0.1:9/hooks', secret: 'a-secret-value', outcomes: [], ...fields }),
+        201,
+      ).body.id;
     endpoints.plain = await endpoint({});
     endpoints.paced = await endpoint({ rate_limit_per_second: 1000 });
     // Events of earlier tests relayed first, so that the relay's batch below holds this test's alone.

@@ -28,7 +28,11 @@ describe('a disabled tenant’s effects, without a tenants worker (TenantEffects
     expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}`, { disabled: true }), 200);
 
     await runtime.services.tenantEffects.sweep();
-    expect(expectStatus(await inside.get(`/v1/calls/${call.id}`), 200).body).to.include({ status: 'canceled', end_reason: 'tenant_disabled', charge: '0.000000' });
+    expect(expectStatus(await inside.get(`/v1/calls/${call.id}`), 200).body).to.include({
+      status: 'canceled',
+      end_reason: 'tenant_disabled',
+      charge: '0.000000',
+    });
     expect(expectStatus(await inside.get(`/v1/campaigns/${campaign.id}`), 200).body.state).to.equal('paused');
     expect(await runtime.services.tenantEffects.apply(tenant.id)).to.deep.equal({ paused: 0, ended: 0 });
   });

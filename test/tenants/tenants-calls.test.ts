@@ -40,7 +40,10 @@ describe('calls inside tenants', function () {
     const owner = await reseller({ balance: '10.000000', rates: { per_minute: '0.600000', per_text: '0.050000' } });
     const { inside, agent, wait } = await tenantWithContact(owner);
     const number = expectStatus(await inside.post('/v1/phone-numbers', { agent_id: agent.id }), 201).body.phone_number;
-    const inbound = await request(await app()).post('/admin/v1/simulator/inbound-calls').set('Authorization', operator()).send({ to: number, from: uniquePhone(), simulate: { duration_seconds: 30 } });
+    const inbound = await request(await app())
+      .post('/admin/v1/simulator/inbound-calls')
+      .set('Authorization', operator())
+      .send({ to: number, from: uniquePhone(), simulate: { duration_seconds: 30 } });
     const [done] = await wait([expectStatus(inbound, 201).body.call.id]);
     expect(done).to.include({ direction: 'inbound', status: 'completed', charge: '0.300000', currency: 'USD' });
     expect(await resellerBalance(owner)).to.equal('9.700000');
@@ -115,7 +118,10 @@ describe('calls inside tenants', function () {
 
       const state = expectStatus(await inside.get(`/v1/campaigns/${campaign.id}`), 200).body.state;
       expect(state).to.equal('paused');
-      const inbound = await request(await app()).post('/admin/v1/simulator/inbound-calls').set('Authorization', operator()).send({ to: number, from: uniquePhone() });
+      const inbound = await request(await app())
+        .post('/admin/v1/simulator/inbound-calls')
+        .set('Authorization', operator())
+        .send({ to: number, from: uniquePhone() });
       expectError(inbound, 409, 'number_not_answering');
       const charges = await db.query(`SELECT reference FROM ledger_entries WHERE subject_org_id = $1 AND kind = 'call'`, [tenant.id]);
       expect(charges.map((c: any) => c.reference)).to.deep.equal([`call:${talking.id}`]);

@@ -32,7 +32,9 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
       const owner = await reseller();
       const tenant = await createTenant(owner);
       const operateOnly = asCaller(await keyWith(owner, ['operate']));
-      expect(expectError(await operateOnly.post('/v1/tenants', { name: 'X', timezone: 'UTC', industry: 'dental' }), 403, 'missing_capability').required).to.equal('settings');
+      expect(
+        expectError(await operateOnly.post('/v1/tenants', { name: 'X', timezone: 'UTC', industry: 'dental' }), 403, 'missing_capability').required,
+      ).to.equal('settings');
       expectError(await operateOnly.patch(`/v1/tenants/${tenant.id}`, { name: 'Z' }), 403, 'missing_capability');
       expectStatus(await operateOnly.get('/v1/tenants'), 200);
     });
@@ -103,7 +105,10 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
     it('PATCH renames, re-zones and re-refs (null clears the ref)', async () => {
       const owner = await reseller();
       const tenant = await createTenant(owner, { external_ref: 'old' });
-      const patched = expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}`, { name: 'New name', timezone: 'Europe/Berlin', external_ref: 'new' }), 200).body;
+      const patched = expectStatus(
+        await owner.as.patch(`/v1/tenants/${tenant.id}`, { name: 'New name', timezone: 'Europe/Berlin', external_ref: 'new' }),
+        200,
+      ).body;
       expect(patched).to.include({ name: 'New name', timezone: 'Europe/Berlin', external_ref: 'new' });
       expect(expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}`, { external_ref: null }), 200).body.external_ref).to.equal(null);
       expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}`), 200).body.name).to.equal('New name');
@@ -169,7 +174,10 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
       expect(set).to.include({ max_concurrent_calls: 2, max_calls_per_hour: 100 });
       const above = expectError(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_calls_per_hour: 101 }), 422, 'above_reseller_limit');
       expect(above).to.include({ field: 'max_calls_per_hour', limit: 100 });
-      expect(expectError(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_concurrent_calls: 6 }), 422, 'above_reseller_limit')).to.include({ field: 'max_concurrent_calls', limit: 5 });
+      expect(expectError(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_concurrent_calls: 6 }), 422, 'above_reseller_limit')).to.include({
+        field: 'max_concurrent_calls',
+        limit: 5,
+      });
       expectError(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_concurrent_calls: 0 }), 400, 'invalid_request');
       expectError(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_concurrent_calls: '2' }), 400, 'invalid_request');
       expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body.max_concurrent_calls).to.equal(2);
@@ -178,7 +186,12 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
     it('a reseller lowering its ceiling is seen in the tenant’s ceiling and caps the limits in force; raised again, the tenant’s own apply', async () => {
       const owner = await reseller({ ceiling: { max_concurrent_calls: 5, max_calls_per_hour: 100 } });
       const tenant = await createTenant(owner);
-      const setCeiling = async (ceiling: object) => request(await app()).patch(`/admin/v1/orgs/${owner.id}`).set('Authorization', operator()).send({ ceiling }).expect(200);
+      const setCeiling = async (ceiling: object) =>
+        request(await app())
+          .patch(`/admin/v1/orgs/${owner.id}`)
+          .set('Authorization', operator())
+          .send({ ceiling })
+          .expect(200);
       await setCeiling({ max_concurrent_calls: 3 });
       expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body).to.deep.equal({
         max_concurrent_calls: 3,

@@ -111,9 +111,18 @@ describe('usage window', () => {
     });
 
     it('with until alone, starts at the first instant of the calendar month holding the moment before until', () => {
-      expect(iso(resolveUsageWindow({ until: '2026-11-01T00:00:00Z' }, now))).to.deep.equal({ since: '2026-10-01T00:00:00.000Z', until: '2026-11-01T00:00:00.000Z' });
-      expect(iso(resolveUsageWindow({ until: '2026-11-15T08:00:00Z' }, now))).to.deep.equal({ since: '2026-11-01T00:00:00.000Z', until: '2026-11-15T08:00:00.000Z' });
-      expect(iso(resolveUsageWindow({ until: '2026-11-01T00:00:00.001Z' }, now))).to.deep.equal({ since: '2026-11-01T00:00:00.000Z', until: '2026-11-01T00:00:00.001Z' });
+      expect(iso(resolveUsageWindow({ until: '2026-11-01T00:00:00Z' }, now))).to.deep.equal({
+        since: '2026-10-01T00:00:00.000Z',
+        until: '2026-11-01T00:00:00.000Z',
+      });
+      expect(iso(resolveUsageWindow({ until: '2026-11-15T08:00:00Z' }, now))).to.deep.equal({
+        since: '2026-11-01T00:00:00.000Z',
+        until: '2026-11-15T08:00:00.000Z',
+      });
+      expect(iso(resolveUsageWindow({ until: '2026-11-01T00:00:00.001Z' }, now))).to.deep.equal({
+        since: '2026-11-01T00:00:00.000Z',
+        until: '2026-11-01T00:00:00.001Z',
+      });
     });
 
     it('accepts exactly 366 days, refuses a millisecond more', () => {

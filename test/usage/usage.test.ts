@@ -55,7 +55,11 @@ interface Row {
  * A text's line comes with its message row, as the engine writes them (same time; billed at
  * RESALE_PER_TEXT when it is the tenant's).
  */
-async function insertLedger(account: Account, lines: Array<{ at: Date; kind: 'call' | 'text' | 'adjustment'; amountMicros: bigint }>, subject = account.tenantId): Promise<Row[]> {
+async function insertLedger(
+  account: Account,
+  lines: Array<{ at: Date; kind: 'call' | 'text' | 'adjustment'; amountMicros: bigint }>,
+  subject = account.tenantId,
+): Promise<Row[]> {
   const billable = subject === account.tenantId ? RESALE_PER_TEXT : null;
   for (const line of lines) {
     await db.query(
@@ -93,7 +97,14 @@ async function insertCalls(account: Account, calls: Array<{ at: Date; seconds: n
       ],
     );
   }
-  return calls.map((c) => ({ at: c.at, kind: 'call-record' as const, amountMicros: 0n, seconds: c.seconds, completed: (c.status ?? 'completed') === 'completed', billableMicros: c.billableMicros ?? 0n }));
+  return calls.map((c) => ({
+    at: c.at,
+    kind: 'call-record' as const,
+    amountMicros: 0n,
+    seconds: c.seconds,
+    completed: (c.status ?? 'completed') === 'completed',
+    billableMicros: c.billableMicros ?? 0n,
+  }));
 }
 
 /**

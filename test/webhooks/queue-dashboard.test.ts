@@ -55,7 +55,10 @@ describe('support staff retry a failed delivery in the queue dashboard (a real b
   /** An organization whose `call.completed` delivery failed (503 twice), and its dashboard job, failed. */
   async function failedDelivery() {
     const org = await voiceOrg();
-    expectStatus(await asCaller(org.key).post('/v1/webhook-endpoints', { name: 'Hooks', url: receiver.url, secret: 'a long secret', outcomes: ['neutral'] }), 201);
+    expectStatus(
+      await asCaller(org.key).post('/v1/webhook-endpoints', { name: 'Hooks', url: receiver.url, secret: 'a long secret', outcomes: ['neutral'] }),
+      201,
+    );
     await placeCall(org, { duration_seconds: 1 });
     const failed = await eventually(
       async () => expectStatus(await asCaller(org.key).get('/v1/webhook-deliveries'), 200).body.data[0],
@@ -63,7 +66,11 @@ describe('support staff retry a failed delivery in the queue dashboard (a real b
       'the delivery failed',
     );
     expect(failed.attempts.map((a: { response_status: number }) => a.response_status)).to.deep.equal([503, 503]);
-    await eventually(async () => (await queue.getJob(failedJobId(failed.id)))?.getState(), (state) => state === 'failed', 'the failed job');
+    await eventually(
+      async () => (await queue.getJob(failedJobId(failed.id)))?.getState(),
+      (state) => state === 'failed',
+      'the failed job',
+    );
     return { org, failed };
   }
 

@@ -73,7 +73,16 @@ describe('SSRF guard: isPrivateAddress', () => {
     });
 
     it('in the compressed forms DNS answers and URLs use', () => {
-      for (const v6 of ['::7f00:1', '::127.0.0.1', '::ffff:7f00:1', '::ffff:0:7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:1::', '2002:a00:1::1', '2001:0:4136:e378:8000:63bf:80ff:fffe']) {
+      for (const v6 of [
+        '::7f00:1',
+        '::127.0.0.1',
+        '::ffff:7f00:1',
+        '::ffff:0:7f00:1',
+        '64:ff9b::a9fe:a9fe',
+        '2002:7f00:1::',
+        '2002:a00:1::1',
+        '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      ]) {
         expect(isPrivateAddress(v6), v6).to.equal(true);
       }
       for (const v6 of ['::808:808', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::', '2001:0:808:808:8000:63bf:f7f7:f7f7']) {
@@ -119,7 +128,19 @@ describe('SSRF guard: isPrivateAddress', () => {
   });
 
   it('refuses anything that is not an address in the standard textual form', () => {
-    for (const text of ['', 'localhost', 'example.com', '127.1', '0x7f.0.0.1', '2130706433', '010.0.0.1', '8.8.8.8.8', '[::1]', '::ffff:8.8.8.8:80', '2001:4860::8888::1']) {
+    for (const text of [
+      '',
+      'localhost',
+      'example.com',
+      '127.1',
+      '0x7f.0.0.1',
+      '2130706433',
+      '010.0.0.1',
+      '8.8.8.8.8',
+      '[::1]',
+      '::ffff:8.8.8.8:80',
+      '2001:4860::8888::1',
+    ]) {
       expect(isPrivateAddress(text), JSON.stringify(text)).to.equal(true);
     }
   });
@@ -136,7 +157,13 @@ describe('SSRF guard: resolveDestination', () => {
   }
 
   it('refuses a URL host that is an IPv6 literal embedding a private IPv4 address', async () => {
-    for (const url of ['http://[::127.0.0.1]:8080/', 'http://[::ffff:0:10.0.0.1]/', 'http://[64:ff9b::169.254.169.254]/', 'http://[2002:c0a8:101::]/', 'http://[2001:0:808:808::80ff:fffe]/']) {
+    for (const url of [
+      'http://[::127.0.0.1]:8080/',
+      'http://[::ffff:0:10.0.0.1]/',
+      'http://[64:ff9b::169.254.169.254]/',
+      'http://[2002:c0a8:101::]/',
+      'http://[2001:0:808:808::80ff:fffe]/',
+    ]) {
       const host = new URL(url).hostname;
       const err = await refusal(host);
       expect(err, url).to.be.instanceOf(RefusedAddressError);

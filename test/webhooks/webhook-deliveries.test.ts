@@ -206,7 +206,10 @@ describe('signed webhook deliveries (SPEC.md §6, CONTRACT.md "Webhook delivery"
     const hooksB = await receiver();
     const owner = await reseller();
     const [a, b] = [await createTenant(owner), await createTenant(owner)];
-    for (const [tenant, hooks] of [[a, hooksA], [b, hooksB]] as const) {
+    for (const [tenant, hooks] of [
+      [a, hooksA],
+      [b, hooksB],
+    ] as const) {
       const inside = owner.inside(tenant.id);
       expectStatus(await inside.post('/v1/webhook-endpoints', { name: 'T', url: hooks.url, secret: SECRET, outcomes: [] }), 201);
     }

@@ -66,7 +66,10 @@ describe('webhook retry policy: what an answer decides (stage 4)', () => {
   it('after a timeout, waits at least one timeout', () => {
     expect(at({ kind: 'timeout', durationMs: 10_000 })).to.deep.equal({ status: 'retrying', retryInMs: 10_000 });
     expect(at({ kind: 'timeout', durationMs: 10_000 }, 4)).to.deep.equal({ status: 'retrying', retryInMs: 10_000 });
-    expect(decide({ kind: 'timeout', durationMs: 10_000 }, 6, { ...policy, maxAttempts: 10 }, fixed(0.5))).to.deep.equal({ status: 'retrying', retryInMs: 32_000 });
+    expect(decide({ kind: 'timeout', durationMs: 10_000 }, 6, { ...policy, maxAttempts: 10 }, fixed(0.5))).to.deep.equal({
+      status: 'retrying',
+      retryInMs: 32_000,
+    });
   });
 
   it('records a short error for every answer but an accepted one', () => {

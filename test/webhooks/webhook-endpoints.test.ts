@@ -8,7 +8,21 @@ import { expectInvalid, ISO_UTC, newestFirst } from '../helpers/org-resource.js'
 import { createTenant, reseller } from '../helpers/tenants.js';
 
 const PATH = '/v1/webhook-endpoints';
-const FIELDS = ['id', 'name', 'url', 'has_secret', 'outcomes', 'event_types', 'field_aliases', 'extra_payload', 'custom_headers', 'disabled', 'rate_limit_per_second', 'secret_rotation', 'created_at'];
+const FIELDS = [
+  'id',
+  'name',
+  'url',
+  'has_secret',
+  'outcomes',
+  'event_types',
+  'field_aliases',
+  'extra_payload',
+  'custom_headers',
+  'disabled',
+  'rate_limit_per_second',
+  'secret_rotation',
+  'created_at',
+];
 const OUTCOMES = ['positive', 'neutral', 'negative', 'voicemail', 'unreachable'];
 
 let serial = 0;
@@ -18,8 +32,7 @@ const endpointBody = (fields: Record<string, unknown> = {}) => {
   return { name: `Hook ${n}`, url: `https://hooks.example.com/ringlane/${n}`, secret: `s3cret-${process.pid}-${n}-${Date.now()}`, outcomes: [], ...fields };
 };
 
-const storedSecret = async (id: string): Promise<string | undefined> =>
-  (await db.query('SELECT secret FROM webhook_endpoints WHERE id = $1', [id]))[0]?.secret;
+const storedSecret = async (id: string): Promise<string | undefined> => (await db.query('SELECT secret FROM webhook_endpoints WHERE id = $1', [id]))[0]?.secret;
 
 /** A map of `n` entries whose keys are valid header names and `extra_payload` keys. */
 const entries = (n: number, value: (i: number) => unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-Field-${i}`, value(i)]));
@@ -58,7 +71,15 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
 
     it('defaults the maps to {} and keeps an empty outcomes list (every outcome) and event_types (every call event)', async () => {
       const { endpoint } = await create();
-      expect(endpoint).to.deep.include({ outcomes: [], event_types: [], field_aliases: {}, extra_payload: {}, custom_headers: {}, has_secret: true, disabled: false });
+      expect(endpoint).to.deep.include({
+        outcomes: [],
+        event_types: [],
+        field_aliases: {},
+        extra_payload: {},
+        custom_headers: {},
+        has_secret: true,
+        disabled: false,
+      });
     });
 
     it('accepts every event type in event_types, shows them as given, and PATCH replaces them', async () => {
@@ -307,7 +328,14 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
 
     it('recover takes since only as a real ISO 8601 UTC time ending in Z (YYYY-MM-DDTHH:MM:SS(.fraction)Z)', async () => {
       const { endpoint } = await create();
-      for (const since of ['2026-01-01', '2026-01-01T00:00:00+05:00', '2026-01-01T00:00Z', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', '2026-01-01t00:00:00z']) {
+      for (const since of [
+        '2026-01-01',
+        '2026-01-01T00:00:00+05:00',
+        '2026-01-01T00:00Z',
+        '2026-02-30T00:00:00Z',
+        '2026-01-01T00:00:00',
+        '2026-01-01t00:00:00z',
+      ]) {
         expectInvalid(await owner.post(`${PATH}/${endpoint.id}/recover`, { since }), 'since');
       }
       const accepted = expectStatus(await owner.post(`${PATH}/${endpoint.id}/recover`, { since: '2026-01-01T00:00:00.5Z' }), 202).body;
@@ -350,7 +378,8 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
 
   describe('field_aliases and extra_payload: the body delivered is exactly the one configured', () => {
     /** How many endpoints of the organization are called `name`. */
-    const stored = async (name: string) => (await db.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1 AND name = $2', [org.id, name]))[0].n;
+    const stored = async (name: string) =>
+      (await db.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1 AND name = $2', [org.id, name]))[0].n;
     /** Bodies as express parses them: "__proto__" an own key, as sent. */
     const parsed = (json: string) => JSON.parse(json) as Record<string, unknown>;
 
@@ -369,7 +398,11 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       ['a static __proto__ key', { extra_payload: parsed('{"__proto__": {"polluted": true}}') }, 'extra_payload.__proto__'],
       ['a static key named like a field', { extra_payload: { source: 'crm', status: 'x' } }, 'extra_payload.status'],
       ['a static key named like an alias', { field_aliases: { call_id: 'id' }, extra_payload: { id: 1 } }, 'extra_payload.id'],
-      ['a static key named like a swapped field', { field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { event: 1 } }, 'extra_payload.event'],
+      [
+        'a static key named like a swapped field',
+        { field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { event: 1 } },
+        'extra_payload.event',
+      ],
       // The maps apply to operational events too: their fields are names of the body as well.
       ['a static key named like a field of an operational event', { extra_payload: { tenant_id: 'x' } }, 'extra_payload.tenant_id'],
       ['a field renamed onto a field of an operational event', { field_aliases: { call_id: 'reason' } }, 'field_aliases.call_id'],
@@ -535,7 +568,7 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expect(expectStatus(await inside.get(`${PATH}/${endpoint.id}`), 200).body).to.deep.equal(endpoint);
     });
 
-    it('answers 404 tenant_not_found for a tenant that is not the caller\'s', async () => {
+    it("answers 404 tenant_not_found for a tenant that is not the caller's", async () => {
       const owner = await reseller();
       const stranger = await reseller();
       const theirs = await createTenant(stranger);

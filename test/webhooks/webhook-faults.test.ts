@@ -175,7 +175,13 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
     })();
     let atKill: number;
     try {
-      await waitUntil('some deliveries', async () => (await deliveryCount(org)) >= 40, 20_000, () => statusCounts(org), 5);
+      await waitUntil(
+        'some deliveries',
+        async () => (await deliveryCount(org)) >= 40,
+        20_000,
+        () => statusCounts(org),
+        5,
+      );
       await stopProcess(relay.child, 'SIGKILL');
       atKill = await deliveryCount(org);
     } finally {
@@ -210,7 +216,12 @@ describe('webhook delivery under faults (real processes, SIGKILL, Redis restart)
     await sleep(500);
     const second = await insertEvents(org, 50);
     const total = first + second;
-    await waitUntil('events written while Redis is down become deliveries', async () => (await deliveryCount(org)) === total, 20_000, () => statusCounts(org));
+    await waitUntil(
+      'events written while Redis is down become deliveries',
+      async () => (await deliveryCount(org)) === total,
+      20_000,
+      () => statusCounts(org),
+    );
     await sleep(1000);
     expect(alive(relay) && alive(worker), 'relay and worker survive Redis going away').to.equal(true);
 

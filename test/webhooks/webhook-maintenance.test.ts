@@ -48,7 +48,7 @@ describe('webhook maintenance', () => {
       const claim = async () => (await repository.claimDue([{ endpointId, quota: 1000 }], 60, retained())).map((r) => r.delivery_id).sort();
       expect(await claim()).to.deep.equal([ids[0], ids[1]].sort());
       expect(await claim()).to.deep.equal([]);
-      const [lease] = await db.query('SELECT next_attempt_at > now() + interval \'50 seconds\' AS leased FROM webhook_deliveries WHERE id = $1', [ids[0]]);
+      const [lease] = await db.query("SELECT next_attempt_at > now() + interval '50 seconds' AS leased FROM webhook_deliveries WHERE id = $1", [ids[0]]);
       expect(lease.leased).to.equal(true);
       // Given back (a worker stopping), they are due again at once.
       const [{ created_at }] = await db.query('SELECT created_at FROM webhook_deliveries WHERE id = $1', [ids[0]]);
@@ -71,9 +71,12 @@ describe('webhook maintenance', () => {
 
     it('the endpoint scan finds every endpoint with open deliveries, one probe each, in pages', async () => {
       const open = await endpointWithDeliveries([{ status: 'retrying', ageSeconds: -60 }]);
-      const done = await endpointWithDeliveries([{ status: 'succeeded', ageSeconds: 60 }, { status: 'failed', ageSeconds: 60 }]);
+      const done = await endpointWithDeliveries([
+        { status: 'succeeded', ageSeconds: 60 },
+        { status: 'failed', ageSeconds: 60 },
+      ]);
       const all: string[] = [];
-      for (let after = ''; ; ) {
+      for (let after = ''; ;) {
         const page = await repository.openEndpoints(after, 2, retained());
         all.push(...page.map((e) => e.id));
         if (page.length < 2) break;
@@ -88,7 +91,11 @@ describe('webhook maintenance', () => {
       /** An endpoint with `n` due deliveries, limited to `rate` per second, its pace set to start `pacedIn` from now (SQL interval). */
       async function pacedEndpoint(n: number, rate: number | null, pacedIn: string | null) {
         const made = await endpointWithDeliveries(Array.from({ length: n }, (_, i) => ({ status: 'pending', ageSeconds: 600 - i })));
-        await db.query(`UPDATE webhook_endpoints SET rate_limit_per_second = $2, paced_until = now() + $3::interval WHERE id = $1`, [made.endpointId, rate, pacedIn]);
+        await db.query(`UPDATE webhook_endpoints SET rate_limit_per_second = $2, paced_until = now() + $3::interval WHERE id = $1`, [
+          made.endpointId,
+          rate,
+          pacedIn,
+        ]);
         return made;
       }
       const pacedUntil = async (id: string): Promise<string | null> =>

@@ -103,7 +103,10 @@ describe('webhook customization rule (customizationProblem)', () => {
 describe('webhook customization properties (fast-check)', () => {
   const field = fc.constantFrom(...FIELDS);
   /** Keys that are fields, members of Object.prototype, each other, or anything. */
-  const key = fc.oneof(fc.constantFrom(...FIELDS, 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'prototype', 'id', 'kind'), fc.string({ maxLength: 8 }));
+  const key = fc.oneof(
+    fc.constantFrom(...FIELDS, 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'prototype', 'id', 'kind'),
+    fc.string({ maxLength: 8 }),
+  );
   /** Names the rule refuses as aliases, or as keys of field_aliases or extra_payload. */
   const refused = fc.constantFrom<unknown>('__proto__', 'constructor', 'prototype', '', 'a\u0000', 7, null, 'callid');
   /** Fields renamed onto each other's names (swaps, rotations): accepted, and easy to get wrong. */
@@ -112,11 +115,16 @@ describe('webhook customization properties (fast-check)', () => {
     .chain((fields) => fc.shuffledSubarray(fields, { minLength: fields.length }).map((names) => fields.map((f, i): [string, unknown] => [f, names[i]])));
   /** JSON values as they come back from the jsonb column (JSON.parse turns -0 into 0). */
   const json = fc.jsonValue({ maxDepth: 2 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
-  const entries = <V>(k: fc.Arbitrary<string>, v: fc.Arbitrary<V>, maxLength: number) => fc.uniqueArray(fc.tuple(k, v), { selector: ([name]) => name, maxLength });
+  const entries = <V>(k: fc.Arbitrary<string>, v: fc.Arbitrary<V>, maxLength: number) =>
+    fc.uniqueArray(fc.tuple(k, v), { selector: ([name]) => name, maxLength });
 
   /** Any maps, refused ones included: renames onto taken names, bad aliases, keys that are not fields. */
   const anyAliases = fc
-    .tuple(permutation, entries(fc.oneof({ arbitrary: field, weight: 9 }, { arbitrary: key, weight: 1 }), fc.oneof(field, key, refused), 20), entries(refused.map(String), key, 1))
+    .tuple(
+      permutation,
+      entries(fc.oneof({ arbitrary: field, weight: 9 }, { arbitrary: key, weight: 1 }), fc.oneof(field, key, refused), 20),
+      entries(refused.map(String), key, 1),
+    )
     .map(([moved, renamed, bad]) => map([...moved, ...renamed, ...bad]));
   const anyExtra = fc.tuple(entries(key, json, 20), entries(fc.constant('__proto__'), json, 1)).map(([extra, proto]) => map([...extra, ...proto]));
   /** Maps mostly accepted, so a filter on the rule leaves enough cases. */
@@ -133,7 +141,14 @@ describe('webhook customization properties (fast-check)', () => {
         const names = [...delivered(a), ...Object.keys(e)];
         const ok =
           Object.keys(a).every((f) => FIELDS.includes(f)) &&
-          Object.values(a).every((alias) => typeof alias === 'string' && alias.length > 0 && alias.length <= MAX_FIELD_NAME_LENGTH && !alias.includes('\u0000') && !RESERVED_ALIASES.includes(alias)) &&
+          Object.values(a).every(
+            (alias) =>
+              typeof alias === 'string' &&
+              alias.length > 0 &&
+              alias.length <= MAX_FIELD_NAME_LENGTH &&
+              !alias.includes('\u0000') &&
+              !RESERVED_ALIASES.includes(alias),
+          ) &&
           !Object.keys(e).includes('__proto__') &&
           new Set(names).size === names.length;
         const problem = customizationProblem(a, e);

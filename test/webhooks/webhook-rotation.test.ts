@@ -203,7 +203,10 @@ describe('webhook secret rotation (CONTRACT.md §4 "Webhook secret rotation")', 
       // Verified as each delivery arrives (the library refuses timestamps 5 minutes away from now).
       receiver = await startReceiver((r) => {
         const header = r.headers['x-ringlane-signature'] as string | undefined;
-        verifiedBy.set(r, { standard: secrets.filter((s) => standardVerifies(s, r)), ringlane: secrets.filter((s) => verifyRinglaneSignature(r.raw, header, s)) });
+        verifiedBy.set(r, {
+          standard: secrets.filter((s) => standardVerifies(s, r)),
+          ringlane: secrets.filter((s) => verifyRinglaneSignature(r.raw, header, s)),
+        });
         return { status: 200 };
       });
       await Promise.all([services.start('calls'), services.start('relay'), services.start('webhooks')]);
@@ -218,9 +221,11 @@ describe('webhook secret rotation (CONTRACT.md §4 "Webhook secret rotation")', 
     async function deliveriesOfACall(org: VoiceOrg) {
       const call = await placeCall(org, { duration_seconds: 1 });
       const ofCall = () => receiver.received.filter((r) => r.body.call_id === call.id);
-      await receiver.until(() => ofCall().length >= 4, 30_000).catch((err) => {
-        throw new Error(`${err.message}\n${services.tails()}`);
-      });
+      await receiver
+        .until(() => ofCall().length >= 4, 30_000)
+        .catch((err) => {
+          throw new Error(`${err.message}\n${services.tails()}`);
+        });
       return ofCall().map((r) => ({ received: r, ...verifiedBy.get(r)! }));
     }
 
@@ -244,7 +249,9 @@ describe('webhook secret rotation (CONTRACT.md §4 "Webhook secret rotation")', 
         expect(ringlane).to.deep.equal([newOne]);
         const id = received.headers['webhook-id'] as string;
         const at = new Date(Number(received.headers['webhook-timestamp']) * 1000);
-        expect(received.headers['webhook-signature']).to.equal(`${new Webhook(newOne).sign(id, at, received.raw)} ${new Webhook(oldSecret).sign(id, at, received.raw)}`);
+        expect(received.headers['webhook-signature']).to.equal(
+          `${new Webhook(newOne).sign(id, at, received.raw)} ${new Webhook(oldSecret).sign(id, at, received.raw)}`,
+        );
       }
 
       // A short overlap: once it is over, only the newest secret signs.

@@ -1,13 +1,7 @@
 import { expect } from 'chai';
 import crypto, { createHmac } from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
-import {
-  signRinglane,
-  signStandardWebhook,
-  standardWebhookKey,
-  verifyRinglaneSignature,
-  verifyStandardWebhook,
-} from '../../src/webhooks/verify.js';
+import { signRinglane, signStandardWebhook, standardWebhookKey, verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
 
 // Expected values are computed here with node:crypto, not with the module under test.
 const hexHmac = (key: Buffer | string, data: Buffer | string) => createHmac('sha256', key).update(data).digest('hex');
@@ -42,7 +36,9 @@ describe('webhook signing (SPEC.md §6.2: X-Ringlane-Signature)', () => {
 
   it('matches the RFC 4231 HMAC-SHA256 test case 2', () => {
     expect(signRinglane('what do ya want for nothing?', 'Jefe')).to.equal('sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
-    expect(verifyRinglaneSignature('what do ya want for nothing?', 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843', 'Jefe')).to.equal(true);
+    expect(verifyRinglaneSignature('what do ya want for nothing?', 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843', 'Jefe')).to.equal(
+      true,
+    );
   });
 
   it('accepts a signature made independently, over a string or the same bytes in a Buffer', () => {
@@ -155,7 +151,10 @@ describe('webhook signing (CONTRACT.md: Standard Webhooks headers)', () => {
   });
 
   it('takes Node request headers as they are', () => {
-    const headers: import('node:http').IncomingHttpHeaders = { 'content-type': 'application/json', ...headersFor(signStandardWebhook(id, timestamp, BODY, WHSEC)) };
+    const headers: import('node:http').IncomingHttpHeaders = {
+      'content-type': 'application/json',
+      ...headersFor(signStandardWebhook(id, timestamp, BODY, WHSEC)),
+    };
     expect(verifyStandardWebhook(BODY, headers, WHSEC, { now })).to.equal(true);
   });
 

@@ -55,7 +55,10 @@ describe('rate-limited webhook endpoints (CONTRACT.md §4 rate_limit_per_second)
     // whole backlog due at once: what then arrives shows the pace, not the calls' pace.
     await Promise.all([services.start('calls'), services.start('relay')]);
     const calls = await Promise.all(Array.from({ length: CALLS }, () => placeCall(org, { duration_seconds: 1 })));
-    await waitForCalls(org, calls.map((c) => c.id));
+    await waitForCalls(
+      org,
+      calls.map((c) => c.id),
+    );
     const owed = async (endpointId: string) => expectStatus(await owner.get(`/v1/webhook-deliveries?limit=100&endpoint_id=${endpointId}`), 200).body.data;
     await waitUntil(
       'every delivery made',
@@ -76,15 +79,28 @@ describe('rate-limited webhook endpoints (CONTRACT.md §4 rate_limit_per_second)
     ] as const) {
       const deliveries = await owed(id);
       expect(receiver.received.map((r) => r.headers['webhook-id']).sort()).to.deep.equal(deliveries.map((d: any) => d.id).sort());
-      await waitUntil('every delivery recorded succeeded', async () => (await owed(id)).every((d: any) => d.status === 'succeeded'), 10_000, async () => JSON.stringify(await owed(id)));
+      await waitUntil(
+        'every delivery recorded succeeded',
+        async () => (await owed(id)).every((d: any) => d.status === 'succeeded'),
+        10_000,
+        async () => JSON.stringify(await owed(id)),
+      );
       expect((await owed(id)).map((d: any) => d.attempt_count)).to.deep.equal(Array(EVENTS).fill(1));
     }
 
     // The pace: no window of a second (less the tolerance) holds more than RATE arrivals.
     const pacedTimes = paced.received.map((r) => r.at);
-    expect(mostInWindow(pacedTimes, 1000 - TOLERANCE_MS), `arrivals (ms after the first): ${pacedTimes.map((t) => t - pacedTimes[0]).join(', ')}`).to.be.at.most(RATE);
+    expect(
+      mostInWindow(pacedTimes, 1000 - TOLERANCE_MS),
+      `arrivals (ms after the first): ${pacedTimes.map((t) => t - pacedTimes[0]).join(', ')}`,
+    ).to.be.at.most(RATE);
     // The unlimited endpoint is not held to it: it had everything before the paced one had half.
     expect(pacedWhenFreeWasDone).to.be.below(EVENTS / 2);
-    expect(mostInWindow(free.received.map((r) => r.at), 1000)).to.be.above(RATE);
+    expect(
+      mostInWindow(
+        free.received.map((r) => r.at),
+        1000,
+      ),
+    ).to.be.above(RATE);
   });
 });

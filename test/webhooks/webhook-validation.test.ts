@@ -38,7 +38,29 @@ describe('webhook endpoint validation', () => {
     });
 
     it('refuses empty names, separators, whitespace, control and non-ASCII characters', () => {
-      const bad = ['', 'X Header', 'X-Header:', 'X(Header)', 'X<a>', 'X@h', 'X,Y', 'X;Y', 'X=Y', 'X"Y', 'X/Y', 'X[Y]', 'X?Y', 'X{Y}', 'X\\Y', 'X\tY', 'X\r\nY: z', 'X\u0000', 'Xé', '✓', 'a'.repeat(257)];
+      const bad = [
+        '',
+        'X Header',
+        'X-Header:',
+        'X(Header)',
+        'X<a>',
+        'X@h',
+        'X,Y',
+        'X;Y',
+        'X=Y',
+        'X"Y',
+        'X/Y',
+        'X[Y]',
+        'X?Y',
+        'X{Y}',
+        'X\\Y',
+        'X\tY',
+        'X\r\nY: z',
+        'X\u0000',
+        'Xé',
+        '✓',
+        'a'.repeat(257),
+      ];
       for (const name of bad) expect(isHeaderName(name), JSON.stringify(name)).to.equal(false);
     });
 
@@ -166,7 +188,9 @@ describe('webhook endpoint validation', () => {
       expect(detailsOf({ ...VALID, field_aliases: { call_id: 'event' } })).to.deep.equal([
         { path: 'field_aliases.call_id', message: '"field_aliases.call_id" renames to "event", the name the field "event" is delivered under' },
       ]);
-      expect(problemsOf({ ...VALID, field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { constructor: 1, toString: 'x', valueOf: true } })).to.deep.equal([]);
+      expect(
+        problemsOf({ ...VALID, field_aliases: { call_id: 'event', event: 'call_id' }, extra_payload: { constructor: 1, toString: 'x', valueOf: true } }),
+      ).to.deep.equal([]);
     });
 
     it('allows 20 entries in each map (every event field in field_aliases) and refuses 21', () => {
