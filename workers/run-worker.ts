@@ -45,32 +45,38 @@ export interface LoopWorkerSpec {
   setup: (db: DataSource) => Loop;
 }
 
-/** Runs one worker process, with a SIGTERM shutdown that lets in-flight work finish; logs `worker started` once serving. */
+/**
+ * Runs one worker process, every kind through the same lifecycle: built, a SIGTERM handler
+ * registered (before anything can take time), the database connected, started, `worker started`
+ * logged; on SIGTERM stopped (in-flight work finishes) and the database closed. A failure to
+ * start is fatal.
+ */
 export function runWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q>): void;
 export function runWorker(spec: LoopWorkerSpec): void;
 export function runWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerSpec): void {
   const name = 'queue' in spec ? spec.queue.name : spec.name;
-  start(spec).catch((err) => {
+  const db = openDatabase();
+  const run = async () => {
+    const running = 'queue' in spec ? queueWorker(spec, db) : spec.setup(db);
+    onShutdown(`${name} worker`, async () => {
+      await running.stop();
+      if (db.isInitialized) await db.destroy();
+    });
+    await db.initialize();
+    await running.start();
+    logger.info({ worker: name }, 'worker started');
+  };
+  run().catch((err) => {
     logger.fatal({ err }, `the ${name} worker could not start`);
     process.exit(1);
   });
 }
 
-async function start<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerSpec): Promise<void> {
-  const db = openDatabase();
-  if (!('queue' in spec)) {
-    const loop = spec.setup(db);
-    // Registered before anything else can take time, so an early SIGTERM still closes cleanly.
-    onShutdown(`${spec.name} worker`, async () => {
-      await loop.stop();
-      if (db.isInitialized) await db.destroy();
-    });
-    await db.initialize();
-    await loop.start();
-    logger.info({ worker: spec.name }, 'worker started');
-    return;
-  }
-
+/**
+ * A BullMQ worker of `spec.queue` over the runtime, with its schedulers and its loop, as a Loop:
+ * started once the database is connected, so no job runs before.
+ */
+function queueWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q>, db: DataSource): Loop {
   const { queue } = spec;
   if (spec.nice !== undefined) lowerCpuPriority(spec.nice);
   const redis = createRedis(spec.redis ?? 'blocking');
@@ -81,45 +87,46 @@ async function start<Q extends QueueName>(spec: QueueWorkerSpec<Q> | LoopWorkerS
   if (JSON.stringify(handled) !== JSON.stringify(declared)) {
     throw new Error(`queue ${queue.name}: job names ${declared.join(', ')} but processors for ${handled.join(', ')}`);
   }
-  await db.initialize();
   const connection = createRedis('blocking');
-  const worker = new Worker(
-    queue.name,
-    (job, token) => {
-      const process = processors[job.name as JobName<Q>] as ((job: unknown, token?: string) => Promise<unknown>) | undefined;
-      if (!process) throw new Error(`no processor for job ${job.name}`);
-      return process(job, token);
-    },
-    { connection, prefix: queuePrefix(queue.name), concurrency: queue.concurrency, ...queue.options },
-  );
-  worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${queue.name} job failed`));
-  worker.on('error', (err) => {
-    if (!isReportedRedisError(err)) logger.error({ err }, `${queue.name} worker error`);
-  });
   const schedulers = createQueue(queue.name, connection).queue;
+  let worker: Worker | null = null;
   let closing = false;
-  onShutdown(`${queue.name} worker`, async () => {
-    closing = true;
-    await worker.close();
-    await loop?.stop();
-    await schedulers.close();
-    await runtime.close();
-    await db.destroy();
-    connection.disconnect();
-    redis.disconnect();
-  });
-  // Any reconnection may be to a Redis that lost everything; upserting is idempotent, so a mere blip costs nothing.
-  onReady(connection, () => {
-    if (closing) return;
-    upsertSchedulers(schedulers, queue).catch((err) =>
-      logger.warn({ err, queue: queue.name }, 'could not upsert the job schedulers; the next reconnection tries again'),
-    );
-  });
-  await upsertSchedulers(schedulers, queue);
-  await loop?.start();
-  logger.info({ queue: queue.name, concurrency: queue.concurrency }, 'worker started');
+  return {
+    async start() {
+      worker = new Worker(
+        queue.name,
+        (job, token) => {
+          const process = processors[job.name as JobName<Q>] as ((job: unknown, token?: string) => Promise<unknown>) | undefined;
+          if (!process) throw new Error(`no processor for job ${job.name}`);
+          return process(job, token);
+        },
+        { connection, prefix: queuePrefix(queue.name), concurrency: queue.concurrency, ...queue.options },
+      );
+      worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${queue.name} job failed`));
+      worker.on('error', (err) => {
+        if (!isReportedRedisError(err)) logger.error({ err }, `${queue.name} worker error`);
+      });
+      // Any reconnection may be to a Redis that lost everything; upserting is idempotent, so a mere blip costs nothing.
+      onReady(connection, () => {
+        if (closing) return;
+        upsertSchedulers(schedulers, queue).catch((err) =>
+          logger.warn({ err, queue: queue.name }, 'could not upsert the job schedulers; the next reconnection tries again'),
+        );
+      });
+      await upsertSchedulers(schedulers, queue);
+      await loop?.start();
+    },
+    async stop() {
+      closing = true;
+      await worker?.close();
+      await loop?.stop();
+      await schedulers.close();
+      await runtime.close();
+      connection.disconnect();
+      redis.disconnect();
+    },
+  };
 }
-
 /** Upserts the declared schedulers and removes others, which would forever make jobs no processor handles. */
 async function upsertSchedulers<Q extends QueueName>(schedulers: Queue, queue: QueueSpec<Q>): Promise<void> {
   const declared = new Set<string>((queue.schedules ?? []).map((s) => s.id));
