@@ -72,8 +72,6 @@ export const QUEUES: { readonly [Q in QueueName]: ReadonlyArray<JobName<Q>> } = 
   webhooks: ['deliver', 'failed-delivery', 'recover'],
 };
 
-export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
-
 export const createQueue = <Q extends QueueName>(name: Q, connection: RedisClient): JobQueue<Q> => createBullQueue<Jobs[Q]>(name, connection);
 
 /** Processors throw to be retried (`UnrecoverableError` for a permanent failure); they never swallow errors. */

@@ -16,9 +16,19 @@ const summary = (job: FailedDeliveryJob, error: string | null, status: number | 
 /**
  * Failed deliveries as failed `failed-delivery` jobs in the queue dashboard, whose Retry sends again.
  * BullMQ cannot add a job as failed, so a job's first run fails on purpose; later runs are retries.
+ * Support's retries through the API (`deliver`) are here too: one accepted takes its delivery off the list.
  */
 export class FailedDeliveryBoard {
   constructor(private readonly queue: JobQueue<'webhooks'>) {}
+
+  /** Support's retry through the API: one attempt now (a fresh job id each time, so it always runs). */
+  async retryNow(deliveryId: string, createdAt: Date): Promise<void> {
+    await this.queue.add(
+      'deliver',
+      { deliveryId, createdAt: createdAt.toISOString() },
+      { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_COMPLETED },
+    );
+  }
 
   /** Lists failed deliveries; one already listed is replaced with its latest answer. */
   async list(reports: AttemptReport[]): Promise<void> {

@@ -21,7 +21,7 @@ export class WebhookDeliveriesService {
     private readonly deliveries: DeliveryLogRepository,
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly jobs: WebhookJobs,
-    private readonly board: Pick<FailedDeliveryBoard, 'clear'>,
+    private readonly board: Pick<FailedDeliveryBoard, 'clear' | 'retryNow'>,
   ) {}
 
   list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
@@ -35,7 +35,7 @@ export class WebhookDeliveriesService {
   /** Queues a new attempt now, whatever its status. */
   async retry(actor: Actor, id: string): Promise<DeliveryView> {
     const delivery = await this.find(actor, id);
-    await this.jobs.retryNow(id, delivery.created_at);
+    await this.board.retryNow(id, delivery.created_at);
     return presentRow(delivery);
   }
 
