@@ -96,6 +96,30 @@ describe('a worker process', () => {
       worker.kill('SIGKILL');
     }
   });
+
+  for (const kind of ['maintenance', 'relay']) {
+    it(`${kind}: SIGTERM while the database has not answered yet stops it cleanly (exit 0), as once it serves`, async function () {
+      this.timeout(30_000);
+      // A "database" that takes the connection and never answers: the worker waits in its start.
+      const silent = net.createServer(() => undefined);
+      silent.listen(0, '127.0.0.1');
+      await once(silent, 'listening');
+      const connected = once(silent, 'connection');
+      const { port } = silent.address() as net.AddressInfo;
+      const worker = startProcess(`workers/${kind}.ts`, { LOG_LEVEL: 'info', DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/ringlane` });
+      let output = '';
+      worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      try {
+        await connected;
+        worker.kill('SIGTERM');
+        expect(await exitCodeOf(worker), output).to.equal(0);
+        expect(output).to.include(`${kind} worker: stopped cleanly`);
+      } finally {
+        worker.kill('SIGKILL');
+        silent.close();
+      }
+    });
+  }
 });
 
 describe('the ops command line', () => {
