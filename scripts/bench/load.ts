@@ -43,8 +43,8 @@ const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,api,rates,burst').spli
 const PORT = numberFrom('BENCH_PORT', 3910);
 const RECEIVER_PORT = numberFrom('BENCH_RECEIVER_PORT', 3911);
 const BARE_PORT = numberFrom('BENCH_BARE_PORT', 3912);
-const DATABASE = 'ringlane_bench_load';
-const REDIS_PREFIX = 'ringlane_bench_load';
+const DATABASE = process.env.BENCH_DATABASE ?? 'ringlane_bench_load';
+const REDIS_PREFIX = DATABASE;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
 const SECRET = 'whsec_' + Buffer.from('bench: a thirty-two byte secret!').toString('base64');
@@ -127,7 +127,7 @@ interface LoadReport {
 
 async function loadgenMain(): Promise<void> {
   const dispatcher = new Agent({ connections: 1024, pipelining: 1, keepAliveTimeout: 60_000 });
-  process.on('message', async (order: LoadOrder) => {
+  const run = async (order: LoadOrder) => {
     const report: LoadReport = { sent: 0, accepted: 0, statuses: {}, latencies: [], callIds: [], firstSent: wallClock(), lastAnswered: 0 };
     const headers = { authorization: `Bearer ${order.key}`, 'content-type': 'application/json' };
     const post = async (startedAt: number) => {
@@ -179,7 +179,8 @@ async function loadgenMain(): Promise<void> {
     await Promise.all(pending);
     report.latencies.sort((a, b) => a - b);
     process.send!(report);
-  });
+  };
+  process.on('message', (order: LoadOrder) => void run(order));
   process.send!('ready');
 }
 
@@ -211,7 +212,7 @@ function descendants(root: number): Map<number, string> {
   }
   const found = new Map<number, string>();
   const walk = (pid: number) => {
-    let cmdline = '';
+    let cmdline: string;
     try {
       cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
     } catch {
@@ -265,6 +266,8 @@ function printCpu(cpu: Cpu, per: number, unit: string): void {
 
 interface Step {
   label: string;
+  /** The largest backlogs seen, sampled every 500 ms: events not yet relayed, deliveries not yet answered. */
+  backlog: { unrelayed: number; undelivered: number };
   report: LoadReport;
   arrivals: number[];
   delivered: number;
@@ -274,7 +277,20 @@ interface Step {
 }
 
 /** Sends one load, waits until every event of its accepted calls arrived (or DRAIN_SECONDS passed), with CPU over the whole of it. */
-async function runStep(label: string, order: LoadOrder, loadgen: ChildProcess, receiver: ChildProcess, sampler: CpuSampler): Promise<Step> {
+async function runStep(label: string, order: LoadOrder, loadgen: ChildProcess, receiver: ChildProcess, sampler: CpuSampler, client: pg.Pool): Promise<Step> {
+  const backlog = { unrelayed: 0, undelivered: 0 };
+  const watch = setInterval(() => {
+    client
+      .query<{ unrelayed: number; undelivered: number }>(
+        `SELECT (SELECT count(*) FROM call_events WHERE relayed_at IS NULL)::int AS unrelayed,
+                (SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'retrying'))::int AS undelivered`,
+      )
+      .then(({ rows: [r] }) => {
+        backlog.unrelayed = Math.max(backlog.unrelayed, r.unrelayed);
+        backlog.undelivered = Math.max(backlog.undelivered, r.undelivered);
+      })
+      .catch(() => undefined);
+  }, 500);
   await sampler.start();
   const report = await ask<LoadReport>(loadgen, order);
   const owed = report.accepted * EVENTS_PER_CALL;
@@ -285,8 +301,9 @@ async function runStep(label: string, order: LoadOrder, loadgen: ChildProcess, r
     answer = await ask<ReceiverAnswer>(receiver, { ask: 'arrivals', callIds: report.callIds });
   }
   const cpu = await sampler.stop();
+  clearInterval(watch);
   const drainedMs = answer.received >= owed ? wallClock() - report.lastAnswered : null;
-  return { label, report, arrivals: answer.arrivals.sort((a, b) => a - b), delivered: answer.received, owed, cpu, drainedMs };
+  return { label, backlog, report, arrivals: answer.arrivals.sort((a, b) => a - b), delivered: answer.received, owed, cpu, drainedMs };
 }
 
 const held = (s: Step) =>
@@ -309,6 +326,7 @@ function rateRow(rate: number, s: Step): string {
     fmt(systemMs(s.cpu) / Math.max(1, s.delivered), 2).padStart(8),
     fmt(postgresMs(s.cpu) / Math.max(1, s.report.accepted), 2).padStart(8),
     fmt((systemMs(s.cpu) / 1000 / s.cpu.seconds) * 100).padStart(6) + '%',
+    `${fmt(s.backlog.unrelayed)} / ${fmt(s.backlog.undelivered)}`.padStart(15),
     held(s) ? '  held' : '',
   ].join('  ');
 }
@@ -326,7 +344,7 @@ async function main(): Promise<void> {
 
   // `npm start` at its defaults: every Ringlane setting this shell has is dropped but where the
   // service runs (its database, Redis prefix, port), the operator token, and receivers on this
-  // machine being allowed. BENCH_SERVICE_ENV="A=1 B=2" adds settings, to compare.
+  // machine being allowed. BENCH_SERVICE_ENV="A=1 B=2" adds settings, to compare (values URI-encoded: %20 for a space).
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !/^(NODE_ENV|LOG_LEVEL|DATABASE_|REDIS_|WEBHOOK|SIM_|CALLS_|INTAKE_|WEB_CONCURRENCY|EVENT_|PORT$|OPERATOR_TOKEN)/.test(k))
@@ -341,7 +359,7 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   });
   const extra = (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean);
-  for (const pair of extra) env[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
+  for (const pair of extra) env[pair.slice(0, pair.indexOf('='))] = decodeURIComponent(pair.slice(pair.indexOf('=') + 1));
 
   const receiver = await childProcess(self, 'receiver', [String(RECEIVER_PORT)]);
   const loadgen = await childProcess(self, 'loadgen');
@@ -357,7 +375,7 @@ async function main(): Promise<void> {
         (r) => r.ok,
         () => false,
       );
-      const { rows } = await client.query(
+      const { rows } = await client.query<{ n: number }>(
         `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'ringlane %'`,
         [DATABASE],
       );
@@ -431,7 +449,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const warm = await runStep('warm-up', order({ rate: 50, seconds: 10 }), loadgen, receiver, sampler);
+    const warm = await runStep('warm-up', order({ rate: 50, seconds: 10 }), loadgen, receiver, sampler, client);
     console.log(
       `\nwarm-up, not in the table: 10 s at 50 calls/s; POST p99 ${fmt(percentile(warm.report.latencies, 99))} ms, arrival p99 ${fmt(percentile(warm.arrivals, 99))} ms`,
     );
@@ -442,11 +460,11 @@ async function main(): Promise<void> {
         `\nopen model: POST /v1/calls on a clock, ${STEP_SECONDS} s per rate; each step until its last event arrived (at most ${DRAIN_SECONDS} s more)`,
       );
       console.log(
-        '  rate   accepted          POST p50/p99/max ms   arrival p50/p99/max ms      delivered  CPU ms/ev  PG ms/call  cores  (held: every call accepted, all delivered, POST p99 < 250 ms, arrival p99 < 1 s)',
+        '  rate   accepted          POST p50/p99/max ms   arrival p50/p99/max ms      delivered  CPU ms/ev  PG ms/call  cores  max backlog: unrelayed / undelivered  (held: every call accepted, all delivered, POST p99 < 250 ms, arrival p99 < 1 s)',
       );
       let misses = 0;
       for (const rate of RATES) {
-        const step = await runStep(`${rate}/s`, order({ rate, seconds: STEP_SECONDS }), loadgen, receiver, sampler);
+        const step = await runStep(`${rate}/s`, order({ rate, seconds: STEP_SECONDS }), loadgen, receiver, sampler, client);
         console.log(rateRow(rate, step));
         if (held(step)) highest = rate;
         misses = held(step) ? 0 : misses + 1;
@@ -460,7 +478,7 @@ async function main(): Promise<void> {
     }
 
     if (PHASES.has('burst')) {
-      const s = await runStep('burst', order({ calls: BURST_CALLS, inFlight: BURST_IN_FLIGHT }), loadgen, receiver, sampler);
+      const s = await runStep('burst', order({ calls: BURST_CALLS, inFlight: BURST_IN_FLIGHT }), loadgen, receiver, sampler, client);
       const l = s.report.latencies;
       const postSeconds = (s.report.lastAnswered - s.report.firstSent) / 1000;
       console.log(`\nburst: ${fmt(BURST_CALLS)} calls, ${BURST_IN_FLIGHT} POSTs in flight (closed model)`);
