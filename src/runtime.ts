@@ -66,7 +66,7 @@ import { DeliverySender } from './webhooks/delivery-send.js';
 import { Dispatcher } from './webhooks/dispatcher.js';
 import { FailedDeliveryBoard } from './webhooks/failed-delivery-board.js';
 import { OutboxRepository } from './webhooks/outbox.repository.js';
-import { Relay } from './webhooks/relay.js';
+import { Relay, RelayLoop } from './webhooks/relay.js';
 import { WebhookDeliveriesService } from './webhooks/webhook-deliveries.service.js';
 import { WebhookEndpointsRepository } from './webhooks/webhook-endpoints.repository.js';
 import { WebhookEndpointsService } from './webhooks/webhook-endpoints.service.js';
@@ -224,7 +224,7 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
     async start(): Promise<void> {
       // Woken by the relay's NOTIFY; polls besides, so a missed notification costs at most a poll.
       listener = await listen(config.databaseUrl, DELIVERIES_CHANNEL, (payload) => dispatcher.notified(payload), {
-        onReconnect: () => dispatcher.wake(),
+        onReconnect: () => dispatcher.rescan(),
         applicationName,
       });
       dispatcher.start();
@@ -240,3 +240,6 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
 
 /** The relay needs no Redis, so it is built apart from `createRuntime`. */
 export const createRelay = (db: DataSource): Relay => new Relay(db, new OutboxRepository(db));
+
+/** The relay process's loop over `createRelay`'s relay. */
+export const createRelayLoop = (db: DataSource): RelayLoop => new RelayLoop(createRelay(db), new OutboxRepository(db));

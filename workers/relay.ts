@@ -1,6 +1,5 @@
-import { createRelay } from '../src/runtime.js';
-import { RelayLoop } from '../src/webhooks/relay.js';
+import { createRelayLoop } from '../src/runtime.js';
 import { runWorker } from './run-worker.js';
 
 /** The `relay` process: outbox to webhook deliveries; needs no Redis. */
-runWorker({ name: 'relay', setup: (db) => new RelayLoop(createRelay(db)) });
+runWorker({ name: 'relay', setup: createRelayLoop });

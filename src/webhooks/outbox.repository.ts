@@ -22,6 +22,14 @@ export class OutboxRepository {
     return { oldest, now };
   }
 
+  /**
+   * Whether a relay waits for a NOTIFY (`relay_wakeup`): while none does, event writers send none,
+   * so their commits do not queue for Postgres's notification lock (see the RelayWakeup migration).
+   */
+  async setRelayAsleep(asleep: boolean): Promise<void> {
+    await this.dataSource.query('UPDATE relay_wakeup SET asleep = $1', [asleep]);
+  }
+
   /** Takes (FOR UPDATE, skipping those others hold) up to `limit` events in `range` not relayed yet, oldest first. */
   lockUnrelayed(em: EntityManager, range: HistoryRange, limit: number): Promise<Array<{ id: string; created_at: Date }>> {
     return em.query(

@@ -10,8 +10,13 @@ import { notifyDeliveries, notifyPayload } from './delivery-notifications.js';
 /** Events per relay transaction; a full batch means more are waiting. */
 export const RELAY_BATCH = 500;
 
-/** Idle poll: the most a missed notification costs. */
-const POLL_MS = 1000;
+/**
+ * Polls while waiting, from the first to the last, doubling: the most a missed notification costs.
+ * Short at first: an event whose transaction checked `relay_wakeup` just before the relay said it
+ * waits, and committed just after the relay last looked, sent no NOTIFY.
+ */
+const FIRST_POLL_MS = 25;
+const LAST_POLL_MS = 5000;
 
 /** Pause after a partial batch: relaying each trickle at once would cost a transaction and a wake-up of every worker per few events. */
 const GATHER_MS = 20;
@@ -70,14 +75,23 @@ export class Relay {
   }
 }
 
-/** The relay process's loop: woken by NOTIFY on `call_events`, polling too so it relays while LISTEN is down. */
+/**
+ * The relay process's loop. Busy, it polls (gathering GATHER_MS after a partial batch) and event
+ * writers send no NOTIFY; with nothing left, it says it waits (`relay_wakeup`), looks once more, and
+ * waits for a NOTIFY on `call_events` or its next poll (so it relays while LISTEN is down too).
+ */
 export class RelayLoop {
   private stopping = false;
   private wake: (() => void) | null = null;
   private loop: Promise<void> = Promise.resolve();
   private listener: Listener | null = null;
+  /** What this relay last told `relay_wakeup`; unknown at start (a relay killed while busy left false). */
+  private asleep: boolean | null = null;
 
-  constructor(private readonly relay: Relay) {}
+  constructor(
+    private readonly relay: Relay,
+    private readonly outbox: Pick<OutboxRepository, 'setRelayAsleep'>,
+  ) {}
 
   async start(): Promise<void> {
     // Events committed while the LISTEN connection was away notified no one: look at once.
@@ -87,26 +101,40 @@ export class RelayLoop {
   }
 
   private async run(): Promise<void> {
+    let pollMs = FIRST_POLL_MS;
     while (!this.stopping) {
       let relayed = 0;
       try {
         relayed = await this.relay.batch();
+        if (relayed > 0 && this.asleep !== false) await this.say(false);
+        if (relayed === 0 && this.asleep !== true) {
+          await this.say(true);
+          continue; // look once more: events committed before writers could see it notified no one
+        }
       } catch (err) {
         logger.error({ err }, 'relay batch failed; retrying');
       }
       if (this.stopping) return;
-      if (relayed > 0 && relayed < RELAY_BATCH) await new Promise((r) => setTimeout(r, GATHER_MS));
-      if (relayed === 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, POLL_MS);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = null;
+      if (relayed > 0) {
+        pollMs = FIRST_POLL_MS;
+        if (relayed < RELAY_BATCH) await new Promise((r) => setTimeout(r, GATHER_MS));
+        continue;
       }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+      pollMs = Math.min(LAST_POLL_MS, pollMs * 2);
     }
+  }
+
+  private async say(asleep: boolean): Promise<void> {
+    await this.outbox.setRelayAsleep(asleep);
+    this.asleep = asleep;
   }
 
   async stop(): Promise<void> {
