@@ -25,6 +25,19 @@ export interface DispatcherSettings {
 
 const ENDPOINTS_PER_SCAN = 1000;
 
+/**
+ * The scan interval once a scan found no open delivery at all: nothing can come due then but a new
+ * delivery, and the relay's NOTIFY names it (a reconnected LISTEN scans at once). An idle platform
+ * then costs a scan per 5 s, not two a second.
+ */
+const IDLE_SCAN_MS = 5000;
+
+/** The most a lane claims ahead, in multiples of its endpoint's concurrency (see `Dispatcher.ahead`). */
+const MOST_AHEAD = 10;
+
+/** Endpoints whose answer times are kept; beyond, the record starts over (each endpoint then claims as a new one). */
+const ANSWER_TIMES_KEPT = 50_000;
+
 /** The claim statements a dispatcher uses. */
 export type Claims = Pick<DeliveryClaimsRepository, 'openRange' | 'openEndpoints' | 'claimDue' | 'claimPaced' | 'findTarget' | 'release'>;
 
@@ -46,6 +59,8 @@ export class Dispatcher {
   private stopped = false;
   private poll: NodeJS.Timeout | null = null;
   private readonly sends = new Set<Promise<void>>();
+  /** Each endpoint's recent answer time, ms (a moving average): how far ahead its lane claims. */
+  private readonly answerMs = new Map<string, number>();
 
   constructor(
     private readonly claims: Claims,
@@ -58,13 +73,26 @@ export class Dispatcher {
   }
 
   start(): void {
-    this.poll = setInterval(() => void this.scan(), this.settings.pollMs);
+    void this.scanAndPoll();
+  }
+
+  /** Scans now (the LISTEN connection came back: notifications may have been missed meanwhile). */
+  rescan(): void {
     void this.scan();
   }
 
-  /** Finds endpoints with open deliveries (retries come due unnotified; notifications get missed), a bounded batch per scan. */
-  private async scan(): Promise<void> {
-    if (this.stopped) return;
+  private async scanAndPoll(): Promise<void> {
+    const found = await this.scan();
+    if (!this.stopped) this.poll = setTimeout(() => void this.scanAndPoll(), found > 0 ? this.settings.pollMs : IDLE_SCAN_MS);
+  }
+
+  /**
+   * Finds endpoints with open deliveries (retries come due unnotified; notifications get missed), a
+   * bounded batch per scan; returns how many it found (-1: the scan failed).
+   */
+  private async scan(): Promise<number> {
+    if (this.stopped) return 0;
+    let count = -1;
     try {
       this.open = await this.claims.openRange(this.settings.retained());
       const found = await this.claims.openEndpoints(this.scanAfter, ENDPOINTS_PER_SCAN, this.open);
@@ -74,18 +102,20 @@ export class Dispatcher {
         else this.paced.delete(id);
       }
       this.scanAfter = found.length === ENDPOINTS_PER_SCAN ? found[found.length - 1].id : '';
+      count = found.length;
     } catch (err) {
       logger.warn({ err }, 'webhooks: could not look for due deliveries; the next poll tries again');
     }
     this.wake();
+    return count;
   }
 
   /** Claims unless every named endpoint's lane is full (those are claimed for as they drain). */
   notified(payload: string): void {
     const endpointIds = notifiedEndpoints(payload);
-    if (!endpointIds) return void this.scan();
+    if (!endpointIds) return this.rescan();
     for (const id of endpointIds) this.candidates.add(id);
-    if (endpointIds.some((id) => this.lanes.load(id) <= this.settings.endpointConcurrency)) this.wake();
+    if (endpointIds.some((id) => this.wantsMore(id))) this.wake();
   }
 
   /** Claims now; calls during a claim coalesce into one more. */
@@ -104,6 +134,31 @@ export class Dispatcher {
     });
   }
 
+  /**
+   * How many deliveries an endpoint's lane holds (in flight and waiting) after a claim. Twice its
+   * concurrency at least; more for an endpoint that answers fast, up to MOST_AHEAD times, so a busy
+   * fast endpoint costs a claim per many deliveries and its lane never runs dry while one is under
+   * way. Never so many that the last would wait beyond half its lease behind the others.
+   */
+  private ahead(endpointId: string): number {
+    const cap = this.settings.endpointConcurrency;
+    const ms = this.answerMs.get(endpointId);
+    if (ms === undefined) return 2 * cap;
+    const withinLease = Math.floor((cap * this.settings.leaseSeconds * 500) / Math.max(1, ms));
+    return Math.max(2 * cap, Math.min(MOST_AHEAD * cap, withinLease));
+  }
+
+  /** A lane takes more once it is down to half of what it holds after a claim. */
+  private wantsMore(endpointId: string): boolean {
+    return this.lanes.load(endpointId) <= this.ahead(endpointId) / 2;
+  }
+
+  private noteAnswer(endpointId: string, ms: number): void {
+    const before = this.answerMs.get(endpointId);
+    if (before === undefined && this.answerMs.size >= ANSWER_TIMES_KEPT) this.answerMs.clear();
+    this.answerMs.set(endpointId, before === undefined ? ms : 0.8 * before + 0.2 * ms);
+  }
+
   /** The room a claim may fill: twice the concurrency, so lanes have the next delivery at hand. */
   private room(): number {
     return 2 * this.settings.concurrency - this.lanes.inFlight - this.lanes.waiting;
@@ -113,16 +168,14 @@ export class Dispatcher {
     const room = this.room();
     // Claim in useful amounts: a claim costs one round trip whatever it brings.
     if (room < Math.max(1, Math.floor(this.settings.concurrency / 4))) return;
-    // A lane takes more once it is down to `endpointConcurrency` (in flight and waiting), then
-    // up to twice that: one claim serves many attempts, and the lane never runs dry meanwhile.
-    const cap = this.settings.endpointConcurrency;
+    // A lane takes more once it is down to half of `ahead`, then up to `ahead`: one claim serves
+    // many attempts, and the lane never runs dry meanwhile.
     const wanted: Array<{ endpointId: string; quota: number }> = [];
     let left = room;
     for (const endpointId of this.candidates) {
       if (left <= 0) break;
-      const load = this.lanes.load(endpointId);
-      if (load > cap) continue;
-      const quota = Math.min(2 * cap - load, left);
+      if (!this.wantsMore(endpointId)) continue;
+      const quota = Math.min(this.ahead(endpointId) - this.lanes.load(endpointId), left);
       wanted.push({ endpointId, quota });
       left -= quota;
     }
@@ -164,8 +217,8 @@ export class Dispatcher {
 
   /** Claims again only when it can bring something, so a busy endpoint costs a claim per batch, not per delivery. */
   private afterAttempt(endpointId: string): void {
-    // At or below its cap, a lane with more due takes more (one claim at a time: they coalesce).
-    const drained = this.candidates.has(endpointId) && this.lanes.load(endpointId) <= this.settings.endpointConcurrency;
+    // Down to half of `ahead`, a lane with more due takes more (one claim at a time: they coalesce).
+    const drained = this.candidates.has(endpointId) && this.wantsMore(endpointId);
     if (drained || (this.roomLimited && this.room() >= this.settings.concurrency)) this.wake();
   }
 
@@ -202,6 +255,7 @@ export class Dispatcher {
   private async answer(target: DeliveryTarget): Promise<{ report: AttemptReport; recorded: Promise<void> }> {
     const request = prepareRequest(target);
     const result = await this.sender.send(request);
+    this.noteAnswer(target.endpoint_id, result.durationMs);
     const decision = decide(result, target.attempt_count + 1, this.settings.policy);
     const recorded: RecordedAttempt = {
       deliveryId: target.delivery_id,
@@ -233,7 +287,7 @@ export class Dispatcher {
   /** Finishes attempts in flight and gives back unsent claims, so another worker takes them without waiting out the lease. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.poll) clearInterval(this.poll);
+    if (this.poll) clearTimeout(this.poll);
     await this.claiming;
     const unsent = this.lanes.drain();
     await Promise.all(this.sends);
