@@ -89,15 +89,17 @@ export class CallLimits {
     return { callIds, full: callIds.length === ADMISSION_BATCH, retryAt: retryAt > 0 ? new Date(retryAt) : null };
   }
 
-  /** Frees calls' concurrency slots (idempotent). Their starts still count for the hour. */
-  async release(orgId: string, callIds: string[]): Promise<void> {
-    if (callIds.length === 0) return;
+  /** Frees calls' concurrency slots (idempotent); their starts still count for the hour. Returns how many calls wait for admission. */
+  async release(orgId: string, callIds: string[]): Promise<number> {
     const [waiting, active] = this.keys(orgId);
-    await this.redis
+    if (callIds.length === 0) return this.redis.zcard(waiting);
+    const results = await this.redis
       .multi()
       .zrem(active, ...callIds)
       .zrem(waiting, ...callIds)
+      .zcard(waiting)
       .exec();
+    return Number(results?.[2]?.[1] ?? 0);
   }
 
   /** Takes back calls' starts in the rolling hour: admitted, they were never dialed (a listed number's). */

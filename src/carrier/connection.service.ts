@@ -27,6 +27,6 @@ export class CarrierConnectionService implements CarrierConnections {
   }
 
   async providerOf(orgId: string): Promise<string> {
-    return (await this.orgs.load(this.db.manager, orgId)).carrierProvider;
+    return this.orgs.carrierProviderOf(orgId);
   }
 }

@@ -41,6 +41,24 @@ const IS_TENANT = 'parent_id IS NOT NULL';
 /** The one spelling of "a tenant of". */
 const tenantsOf = (resellerId: string) => where('parent_id = ?', resellerId);
 
+interface DialingRow {
+  disabled: boolean;
+  max_concurrent_calls: number;
+  max_calls_per_hour: number;
+  carrier_provider: string;
+  parent_max_concurrent_calls: number | null;
+  parent_max_calls_per_hour: number | null;
+}
+
+/** See `OrganizationsRepository.dialingOf`. */
+export interface DialingContext {
+  disabled: boolean;
+  carrierProvider: string;
+  maxConcurrentCalls: number;
+  maxCallsPerHour: number;
+  parent: { maxConcurrentCalls: number; maxCallsPerHour: number } | null;
+}
+
 export type NewOrganization = Pick<Organization, 'id' | 'name'> & Partial<Omit<Organization, 'parent' | 'createdAt'>>;
 
 /** An organization's id, parent and creation never change. */
@@ -71,9 +89,42 @@ export class OrganizationsRepository {
     return new Map(orgs.map((o) => [o.id, o]));
   }
 
-  /** One statement for batch admission: `findOne` with a relation would run a DISTINCT query first (its implicit `take`). */
+  /** The organization with its reseller, one statement: `findOne` with a relation would run a DISTINCT query first (its implicit `take`). */
   findWithParent(em: EntityManager, id: string): Promise<Organization | null> {
     return em.createQueryBuilder(Organization, 'o').leftJoinAndSelect('o.parent', 'parent').where('o.id = :id', { id }).getOne();
+  }
+
+  /**
+   * What admitting and dialing an organization's calls reads, in one lean statement (the engine's
+   * dispatch runs per batch of calls): whether it is disabled, its limits and its reseller's
+   * ceiling, its carrier. Null for an unknown id.
+   */
+  async dialingOf(id: string): Promise<DialingContext | null> {
+    const [row] = await this.db.query<DialingRow[]>(
+      `SELECT o.disabled, o.max_concurrent_calls, o.max_calls_per_hour, o.carrier_provider,
+              p.max_concurrent_calls AS parent_max_concurrent_calls, p.max_calls_per_hour AS parent_max_calls_per_hour
+         FROM organizations o LEFT JOIN organizations p ON p.id = o.parent_id
+        WHERE o.id = $1`,
+      [id],
+    );
+    if (!row) return null;
+    return {
+      disabled: row.disabled,
+      carrierProvider: row.carrier_provider,
+      maxConcurrentCalls: row.max_concurrent_calls,
+      maxCallsPerHour: row.max_calls_per_hour,
+      parent:
+        row.parent_max_concurrent_calls === null
+          ? null
+          : { maxConcurrentCalls: row.parent_max_concurrent_calls, maxCallsPerHour: row.parent_max_calls_per_hour! },
+    };
+  }
+
+  /** The organization's carrier provider (CONTRACT.md's carrier connection). */
+  async carrierProviderOf(id: string): Promise<string> {
+    const [row] = await this.db.query<Array<{ carrier_provider: string }>>('SELECT carrier_provider FROM organizations WHERE id = $1', [id]);
+    if (!row) throw new Error(`no organization ${id}`);
+    return row.carrier_provider;
   }
 
   /** Each row with its payer's currency, the one it is charged and shown in (a tenant's reseller's). */
