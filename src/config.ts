@@ -116,7 +116,7 @@ const schema = Joi.object<Env>({
   CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
   WEBHOOKS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(2000).default(100),
   WEBHOOK_ENDPOINT_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(10),
-  INTAKE_NICE: Joi.number().integer().min(0).max(19).default(19),
+  INTAKE_NICE: Joi.number().integer().min(0).max(19).default(0),
 }).unknown(true);
 
 /** Validates an environment and returns the settings, or throws listing every bad variable. */

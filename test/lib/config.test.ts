@@ -47,9 +47,9 @@ describe('config', () => {
     for (const value of ['yes', '-1', '1.5', '']) expect(() => loadConfig({ TRUST_PROXY: value }), value).to.throw(/TRUST_PROXY/);
   });
 
-  it('INTAKE_NICE: 19 unless set, 0 to 19', () => {
-    expect(loadConfig({}).intakeNice).to.equal(19);
-    expect(loadConfig({ INTAKE_NICE: '0' }).intakeNice).to.equal(0);
+  it('INTAKE_NICE: 0 unless set, 0 to 19', () => {
+    expect(loadConfig({}).intakeNice).to.equal(0);
+    expect(loadConfig({ INTAKE_NICE: '19' }).intakeNice).to.equal(19);
     for (const value of ['-1', '20', '5.5', 'low']) expect(() => loadConfig({ INTAKE_NICE: value }), value).to.throw(/INTAKE_NICE/);
   });
 

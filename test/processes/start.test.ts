@@ -127,9 +127,9 @@ describe('npm start (the supervisor)', function () {
     expectNoErrors(supervisor);
   });
 
-  it("web and calls, which take in new work, run at CPU niceness INTAKE_NICE (default 19); relay and webhooks at the supervisor's", async () => {
+  it("web and calls, which take in new work, run at CPU niceness INTAKE_NICE when it is set; relay and webhooks at the supervisor's", async () => {
     const port = await freePort();
-    const supervisor = startSupervisor({ ...process.env, ...redis.env, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: undefined });
+    const supervisor = startSupervisor({ ...process.env, ...redis.env, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: '19' });
     supervisors.push(supervisor);
     await waitUntilRunning(supervisor, port);
     // Every process under `npm start`, with its niceness, by the Procfile entry it runs.
