@@ -18,7 +18,10 @@ export function createDataSource(url: string, { entities = [], migrations = [] }
     synchronize: false,
     migrationsRun: false,
     applicationName,
-    extra: { max: config.databasePoolSize },
+    // Idle connections are kept a minute (pg's default: 10 s): a new backend plans its first
+    // statements against cold catalog caches, several ms each, so a pool that shrank between
+    // bursts paid that again at every burst.
+    extra: { max: config.databasePoolSize, idleTimeoutMillis: 60_000 },
     // The pool replaces an idle connection the server closed; TypeORM's logger is off, so say it here.
     poolErrorHandler: (err: Error) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'),
   });
@@ -26,7 +29,7 @@ export function createDataSource(url: string, { entities = [], migrations = [] }
 
 /** A pg pool of its own, for a hot path with its own SQL (named statements, one round trip each). */
 export function createPool(max: number, url = config.databaseUrl): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max });
+  const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max, idleTimeoutMillis: 60_000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'));
   return pool;
 }

@@ -7,7 +7,7 @@ import type { SendResult } from './delivery-send.js';
 
 /** Attempts recorded together: whichever comes first, this many or this long after the first. */
 export const RECORD_BATCH = 200;
-const RECORD_WAIT_MS = 10;
+const RECORD_WAIT_MS = 25;
 
 /** One attempt's outcome, as recorded. */
 export interface AttemptReport {
