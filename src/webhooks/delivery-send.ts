@@ -37,6 +37,8 @@ export class DeliverySender {
       followRedirect: false,
       retry: { limit: 0 },
       throwHttpErrors: false,
+      // Only the first KB of an answer is kept: asking for it compressed would cost a zlib stream per attempt.
+      decompress: false,
       timeout: { request: settings.timeoutMs },
       agent: { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) },
     });
