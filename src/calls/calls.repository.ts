@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { payerIdSql } from '../billing/charges.js';
 import { onDoNotCallListSql } from '../do-not-call/do-not-call.repository.js';
+import { namedQuery } from '../lib/db.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
@@ -177,10 +178,12 @@ export class CallsRepository {
    * domain's `outgoingNumberSql`). Asked of their repositories one by one, that would be five
    * more round trips on every call placed. It writes only calls and call_events.
    */
-  async placeOutbound(em: Sql, request: OutboundRequest): Promise<OutboundResult> {
+  async placeOutbound(em: DataSource | EntityManager, request: OutboundRequest): Promise<OutboundResult> {
     const id = newId('call');
     const createdAt = new Date();
-    const [ctx] = (await em.query(
+    const [ctx] = await namedQuery<PlacementRow>(
+      em,
+      'call_place_outbound',
       `WITH ctx AS (
          SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
                 ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
@@ -198,7 +201,7 @@ export class CallsRepository {
        event AS (${queuedEvent('$8', '$7')})
        SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx`,
       [request.orgId, request.agentId, request.contactId, request.campaignId, id, JSON.stringify(request.simulate), createdAt, newId('evt')],
-    )) as PlacementRow[];
+    );
     if (!ctx.placed) {
       const reason = ctx.agent_id === null ? 'agent' : ctx.contact_id === null ? 'contact' : !ctx.campaign_found ? 'campaign' : 'unfunded';
       return { placed: false, reason };

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import pg from 'pg';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { config } from '../config.js';
 import { logger } from './logger.js';
 
@@ -32,6 +33,20 @@ export function createPool(max: number, url = config.databaseUrl): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max, idleTimeoutMillis: 60_000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'));
   return pool;
+}
+
+/**
+ * Runs a named statement on `on`'s connection (a DataSource's pool, or the transaction an
+ * EntityManager runs): Postgres parses and plans it once per connection rather than at every
+ * execution, about half the server's CPU for the API's hottest write. For the few statements run
+ * per call; TypeORM's `query()` sends every statement unnamed.
+ */
+export async function namedQuery<R>(on: DataSource | EntityManager, name: string, text: string, values: unknown[]): Promise<R[]> {
+  const runner = on instanceof DataSource ? undefined : on.queryRunner;
+  const client = (runner ? await runner.connect() : ((on instanceof DataSource ? on : on.connection).driver as PostgresDriver).master) as
+    pg.Pool | pg.PoolClient;
+  const { rows } = await client.query<R & pg.QueryResultRow>({ name, text, values });
+  return rows;
 }
 
 /** The readiness probe: resolves when Postgres answers a trivial query. */
