@@ -1,7 +1,7 @@
 -- CallEngine.dispatch (the calls worker's dispatch job) admits an organization's waiting calls
 -- within its limits (in Redis) and dials them (CallEngine.dial). The organization with its reseller
--- ($1 its id); the calls to a number on a do-not-call list, then the calls marked dialed ($1 the
--- calls); the organization's carrier ($1 its id).
+-- ($1 its id); the calls to a number on a do-not-call list, then the calls locked by id and marked
+-- dialed ($1 the calls); the organization's carrier ($1 its id).
 --
 -- As Postgres received them for one call placed, dialed, answered and completed, and its events
 -- relayed, claimed and attempted: test/sql/hot-statements.test.ts (trailing spaces trimmed).
@@ -18,9 +18,10 @@ SELECT c.id, c.org_id FROM calls c
               AND dnc.org_id IN (c.org_id, (SELECT o.parent_id FROM organizations o WHERE o.id = c.org_id)));
 
 -- CallsRepository.markDialed
-UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
-        WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled')
-        RETURNING id, org_id, dialed_at, phone_number, our_number, simulate;
+WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled') ORDER BY id FOR NO KEY UPDATE)
+       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, now()), updated_at = now()
+         FROM locked WHERE c.id = locked.id
+       RETURNING c.id, c.org_id, c.dialed_at, c.phone_number, c.our_number, c.simulate;
 
 -- CarrierConnectionService.providerOf
 SELECT "Organization"."id" AS "Organization_id", "Organization"."name" AS "Organization_name", "Organization"."timezone" AS "Organization_timezone", "Organization"."industry" AS "Organization_industry", "Organization"."external_ref" AS "Organization_external_ref", "Organization"."parent_id" AS "Organization_parent_id", "Organization"."is_reseller" AS "Organization_is_reseller", "Organization"."tenant_limit" AS "Organization_tenant_limit", "Organization"."max_concurrent_calls" AS "Organization_max_concurrent_calls", "Organization"."max_calls_per_hour" AS "Organization_max_calls_per_hour", "Organization"."rate_per_minute_micros" AS "Organization_rate_per_minute_micros", "Organization"."rate_per_text_micros" AS "Organization_rate_per_text_micros", "Organization"."resale_per_minute_micros" AS "Organization_resale_per_minute_micros", "Organization"."resale_per_text_micros" AS "Organization_resale_per_text_micros", "Organization"."currency" AS "Organization_currency", "Organization"."balance_micros" AS "Organization_balance_micros", "Organization"."low_balance_threshold_micros" AS "Organization_low_balance_threshold_micros", "Organization"."low_balance_notified" AS "Organization_low_balance_notified", "Organization"."disabled" AS "Organization_disabled", "Organization"."disabled_at" AS "Organization_disabled_at", "Organization"."sms_sender" AS "Organization_sms_sender", "Organization"."carrier_provider" AS "Organization_carrier_provider", "Organization"."booking_page_enabled" AS "Organization_booking_page_enabled", "Organization"."booking_page_headline" AS "Organization_booking_page_headline", "Organization"."created_at" AS "Organization_created_at" FROM "organizations" "Organization" WHERE (("Organization"."id" = $1)) LIMIT 1;
