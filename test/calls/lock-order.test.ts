@@ -6,6 +6,7 @@ import { createRuntime, openDatabase, type Runtime } from '../../src/runtime.js'
 import { asCaller, expectStatus, type Caller, type TestOrg } from '../helpers/api.js';
 import { db } from '../helpers/db.js';
 import { redisForTests } from '../helpers/redis.js';
+import { createTenant, reseller } from '../helpers/tenants.js';
 import { balanceOf, eventsOf, uniquePhone, voiceOrg } from '../helpers/voice.js';
 
 // Each test forces, with a third connection holding one row, the interleaving in which two of the
@@ -158,5 +159,56 @@ describe('one lock order for calls, organizations and the ledger (docs/architect
       await expectCompleted([low, high]);
       expect(await balanceOf(org)).to.equal('99.988000');
     });
+  });
+
+  it('two batches charging the same two payers (the ledger’s balance trigger), each one’s calls in the other order by id', async () => {
+    const plain = await voiceOrg();
+    const owner = await reseller();
+    const tenant = await createTenant(owner);
+    const callers = { plain: asCaller(plain.key), owner: owner.as, tenant: owner.inside(tenant.id) };
+    const targets = {
+      plain: await agentAndContact(callers.plain),
+      owner: await agentAndContact(callers.owner),
+      tenant: await agentAndContact(callers.tenant),
+    };
+    // Calls of each until there are two batches, by id: `plain`'s then the tenant's (charged to
+    // `owner`), and `owner`'s then `plain`'s. So each charges the two payers in the other order.
+    const calls = { plain: [] as string[], owner: [] as string[], tenant: [] as string[] };
+    let batches: { forwards: [string, string]; backwards: [string, string] } | null = null;
+    while (!batches) {
+      for (const who of ['plain', 'owner', 'tenant'] as const) calls[who].push(await place(callers[who], targets[who]));
+      const rank = await ranks([...calls.plain, ...calls.owner, ...calls.tenant]);
+      const ordered = (lows: string[], highs: string[]) =>
+        lows.flatMap((low) => highs.filter((high) => rank(low) < rank(high)).map((high): [string, string] => [low, high]));
+      for (const forwards of ordered(calls.plain, calls.tenant)) {
+        const backwards = ordered(calls.owner, calls.plain).find(([, plainCall]) => plainCall !== forwards[0]);
+        if (backwards) {
+          batches = { forwards, backwards };
+          break;
+        }
+      }
+    }
+
+    // Rung and answered already: ending them changes each call once (a second change in one
+    // transaction would check its organization's foreign key before the ledger does).
+    const all = [...batches.forwards, ...batches.backwards];
+    await runtime.engine.applyReport(all, { kind: 'ringing' }, new Date());
+    await runtime.engine.applyReport(all, { kind: 'answered' }, new Date());
+
+    await holder.query('BEGIN');
+    // The tenant's row held, as disabling the tenant holds it: the forwards batch charges `plain`,
+    // then waits to check its next line's subject (the tenant, a foreign key) before charging `owner`.
+    await holder.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [tenant.id]);
+    const forwards = runtime.engine.applyReport(batches.forwards, ANSWERED_FOR_3_SECONDS, new Date());
+    await waitingFor('INSERT INTO "ledger_entries"%');
+    const backwards = runtime.engine.applyReport(batches.backwards, ANSWERED_FOR_3_SECONDS, new Date());
+    await waitingFor('INSERT INTO "ledger_entries"%', 2, backwards);
+    await holder.query('COMMIT');
+
+    await bothSucceed(forwards, backwards);
+    await expectCompleted(all);
+    // 3 s each: two calls at `plain`'s 0.12 a minute, two charged to `owner` at its 0.60.
+    expect(await balanceOf(plain)).to.equal('99.988000');
+    expect(await balanceOf(owner)).to.equal('99.940000');
   });
 });
