@@ -1,12 +1,13 @@
 -- CallEngine.dispatch (the calls worker's dispatch job) admits an organization's waiting calls
--- within its limits (in Redis) and dials them (CallEngine.dial). The organization with its reseller
--- ($1 its id); the calls to a number on a do-not-call list, then the calls marked dialed ($1 the
--- calls); the organization's carrier ($1 its id).
+-- within its limits (in Redis) and dials them (CallEngine.dial). The organization's limits, its
+-- reseller's ceiling and its carrier ($1 its id); the calls to a number on a do-not-call list, then
+-- the calls locked by id and marked dialed ($1 the calls).
 --
 -- As Postgres received them for one call placed, dialed, answered and completed, and its events
 -- relayed, claimed and attempted: test/sql/hot-statements.test.ts (trailing spaces trimmed).
 -- `npm run docs:sql` rewrites this file.
 
+-- OrganizationsRepository.dialingOf
 SELECT o.disabled, o.max_concurrent_calls, o.max_calls_per_hour, o.carrier_provider,
               p.max_concurrent_calls AS parent_max_concurrent_calls, p.max_calls_per_hour AS parent_max_calls_per_hour
          FROM organizations o LEFT JOIN organizations p ON p.id = o.parent_id
@@ -20,6 +21,7 @@ SELECT c.id, c.org_id FROM calls c
               AND dnc.org_id IN (c.org_id, (SELECT o.parent_id FROM organizations o WHERE o.id = c.org_id)));
 
 -- CallsRepository.markDialed
-UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
-        WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled')
-        RETURNING id, org_id, dialed_at, phone_number, our_number, simulate;
+WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled') ORDER BY id FOR NO KEY UPDATE)
+       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, now()), updated_at = now()
+         FROM locked WHERE c.id = locked.id
+       RETURNING c.id, c.org_id, c.dialed_at, c.phone_number, c.our_number, c.simulate;

@@ -237,13 +237,16 @@ export class CallsRepository {
 
   /**
    * Marks calls as handed to the carrier, keeping a first dial time (a replayed dial keeps the
-   * carrier's timeline). Returns the calls still unfinished; ended ones are left out.
+   * carrier's timeline). Returns the calls still unfinished; ended ones are left out. Locks them by
+   * id first (the lock order: see `CallEngine`); alone, the UPDATE would lock them in its plan's
+   * order, often the table's (a bitmap scan, as for the sweeper's thousands of calls).
    */
   async markDialed(ids: string[]): Promise<DialedCall[]> {
     const [rows] = await this.db.query<[DialedCall[], number]>(
-      `UPDATE calls SET dialed_at = COALESCE(dialed_at, now()), updated_at = now()
-        WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL}
-        RETURNING ${dialedRow.select()}`,
+      `WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR NO KEY UPDATE)
+       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, now()), updated_at = now()
+         FROM locked WHERE c.id = locked.id
+       RETURNING ${dialedRow.select('c')}`,
       [ids],
     );
     return rows;
@@ -270,7 +273,10 @@ export class CallsRepository {
 
   /**
    * A batch status change: `set` and `guard` apply to calls `c` joined with the input rows `i`
-   * (id, at, event_id); each changed call gets its event, from its new row, at `i.at`.
+   * (id, at, event_id); each changed call gets its event, from its new row, at `i.at`. The calls
+   * are locked by id first (the lock order: see `CallEngine`): alone, the UPDATE would lock them in
+   * its plan's order, the batch's or the table's, not an ending's. Held already (in an ending, after
+   * `lockOpen`), taking them again costs no wait.
    */
   private async changeMany(
     em: Sql,
@@ -284,9 +290,10 @@ export class CallsRepository {
     const columns = `id, at, event_id${extra ? `, ${extra.columns}` : ''}`;
     const types = `$1::varchar[], $2::timestamptz[], $3::varchar[]${extra ? `, ${extra.types}` : ''}`;
     return em.query(
-      `WITH i AS (SELECT * FROM unnest(${types}) AS i(${columns})),
+      `WITH input AS (SELECT * FROM unnest(${types}) AS input(${columns})),
+            i AS (SELECT input.* FROM input JOIN calls c ON c.id = input.id WHERE ${guard} ORDER BY c.id FOR NO KEY UPDATE OF c),
             changed AS (UPDATE calls c SET ${set}, last_sequence = c.last_sequence + 1, updated_at = now()
-                          FROM i WHERE c.id = i.id AND ${guard}
+                          FROM i WHERE c.id = i.id
                         RETURNING c AS row, i.at, i.event_id)
        INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
        SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at
@@ -356,7 +363,7 @@ export class CallsRepository {
     }));
   }
 
-  /** The unfinished ones of `ids`, locked for the caller's transaction (in id order, so batches never deadlock). */
+  /** The unfinished ones of `ids`, locked for the caller's transaction in id order (the lock order: see `CallEngine`). */
   lockOpen(em: EntityManager, ids: string[]): Promise<OpenCall[]> {
     return em.query(`SELECT ${openRow.select()} FROM ${openRow.from()} WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR UPDATE`, [ids]);
   }

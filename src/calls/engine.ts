@@ -39,6 +39,16 @@ export interface EndRequest {
  * calls (those admitted together share their carrier reports), every status change and its
  * events are one statement or one transaction, and every step is idempotent: a job that runs
  * twice (a worker killed mid-job) changes nothing the second time and charges nothing twice.
+ *
+ * THE lock order, of every transaction and statement that locks rows of calls, organizations or
+ * the ledger, so that none waits in a cycle: calls by id, then organizations by id, then the
+ * ledger. An ending locks its calls first (`CallsRepository.lockOpen`) and appends its ledger
+ * lines last, by payer id (`LedgerRepository.append`: the balance trigger locks each payer's row);
+ * a statement changing several calls locks them by id before its UPDATE (`ORDER BY id FOR NO KEY
+ * UPDATE` in `CallsRepository.markDialed` and in `markRinging`, `markInProgress`, `markEnded`).
+ * Anything else that writes or locks an organization's row (its settings, a top-up, a tenant
+ * disabled) takes that one row and waits for nothing after it; foreign key checks (a call placed,
+ * a line appended) only key-share lock organizations, which waits for those alone.
  */
 export class CallEngine {
   constructor(

@@ -10,7 +10,6 @@ import type { DataSource } from 'typeorm';
 import { LedgerRepository } from '../../src/billing/ledger.repository.js';
 import { CallsRepository } from '../../src/calls/calls.repository.js';
 import { CallEngine } from '../../src/calls/engine.js';
-import { CarrierConnectionService } from '../../src/carrier/connection.service.js';
 import { retainedHistory } from '../../src/history/history-partitions.js';
 import { OrganizationsRepository } from '../../src/orgs/organizations.repository.js';
 import type { RinglaneApp } from '../../src/app.js';
@@ -49,17 +48,17 @@ const FILES: SqlFile[] = [
     file: 'call-dispatch',
     owner: [CallEngine, 'dispatch'],
     about: `CallEngine.dispatch (the calls worker's dispatch job) admits an organization's waiting calls
-      within its limits (in Redis) and dials them (CallEngine.dial). The organization with its reseller
-      ($1 its id); the calls to a number on a do-not-call list, then the calls marked dialed ($1 the
-      calls); the organization's carrier ($1 its id).`,
+      within its limits (in Redis) and dials them (CallEngine.dial). The organization's limits, its
+      reseller's ceiling and its carrier ($1 its id); the calls to a number on a do-not-call list, then
+      the calls locked by id and marked dialed ($1 the calls).`,
   },
   {
     file: 'call-report',
     owner: [CallEngine, 'applyReport'],
     about: `CallEngine.applyReport (the calls worker's report job): the carrier reports ringing, then the
-      answer (its report of the end: call-end.sql). Each status change is one statement that changes
-      the calls and writes their events: $1 the calls, $2 each one's time, $3 each one's event id.
-      The answer first catches up calls still queued ($1 the calls).`,
+      answer (its report of the end: call-end.sql). Each status change is one statement that locks
+      the calls by id, changes them and writes their events: $1 the calls, $2 each one's time, $3
+      each one's event id. The answer first catches up calls still queued ($1 the calls).`,
   },
   {
     file: 'call-end',
@@ -129,9 +128,8 @@ const INNER: Array<[Class, string]> = [
   [CallsRepository, 'markInProgress'],
   [CallsRepository, 'lockOpen'],
   [CallsRepository, 'markEnded'],
-  [OrganizationsRepository, 'findWithParent'],
+  [OrganizationsRepository, 'dialingOf'],
   [OrganizationsRepository, 'byIds'],
-  [CarrierConnectionService, 'providerOf'],
   [LedgerRepository, 'append'],
   [LedgerRepository, 'reportLowBalances'],
   [OutboxRepository, 'oldestUnrelayed'],
