@@ -39,6 +39,7 @@ const DRAIN_SECONDS = numberFrom('BENCH_DRAIN_SECONDS', 60);
 const BURST_CALLS = numberFrom('BENCH_BURST_CALLS', 2000);
 const BURST_IN_FLIGHT = numberFrom('BENCH_BURST_IN_FLIGHT', 32);
 const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 20);
+const IDLE_SETTLE_SECONDS = numberFrom('BENCH_IDLE_SETTLE_SECONDS', 20);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,api,rates,burst').split(','));
 const PORT = numberFrom('BENCH_PORT', 3910);
 const RECEIVER_PORT = numberFrom('BENCH_RECEIVER_PORT', 3911);
@@ -413,7 +414,8 @@ async function main(): Promise<void> {
     const order = (o: Partial<LoadOrder>): LoadOrder => ({ base, key, body, ...o });
 
     if (PHASES.has('idle')) {
-      await sleep(5000);
+      // Past the start's own settling (a process that just loaded its code runs V8's housekeeping for some seconds).
+      await sleep(IDLE_SETTLE_SECONDS * 1000);
       await sampler.start();
       await sleep(IDLE_SECONDS * 1000);
       const cpu = await sampler.stop();
