@@ -41,6 +41,10 @@ const BURST_IN_FLIGHT = numberFrom('BENCH_BURST_IN_FLIGHT', 32);
 const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 20);
 const IDLE_SETTLE_SECONDS = numberFrom('BENCH_IDLE_SETTLE_SECONDS', 20);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,api,rates,burst').split(','));
+/** The soak (phase `soak`, not run by default): this rate for this many minutes, a row per BENCH_SOAK_STEP_SECONDS. */
+const SOAK_RATE = numberFrom('BENCH_SOAK_RATE', 60);
+const SOAK_MINUTES = numberFrom('BENCH_SOAK_MINUTES', 15);
+const SOAK_STEP_SECONDS = numberFrom('BENCH_SOAK_STEP_SECONDS', 60);
 const PORT = numberFrom('BENCH_PORT', 3910);
 const RECEIVER_PORT = numberFrom('BENCH_RECEIVER_PORT', 3911);
 const BARE_PORT = numberFrom('BENCH_BARE_PORT', 3912);
@@ -313,8 +317,7 @@ const held = (s: Step) =>
   percentile(s.report.latencies, 99) < GOAL.postP99 &&
   percentile(s.arrivals, 99) < GOAL.arrivalP99;
 
-function rateRow(rate: number, s: Step): string {
-  const seconds = STEP_SECONDS;
+function rateRow(rate: number, s: Step, seconds = STEP_SECONDS): string {
   const l = s.report.latencies;
   const a = s.arrivals;
   const failed = Object.entries(s.report.statuses).filter(([status]) => status !== '201' && status !== '200');
@@ -477,6 +480,17 @@ async function main(): Promise<void> {
         await sleep(3000);
       }
       console.log(`highest rate held: ${highest ? `${fmt(highest)} calls/s (${fmt(highest * EVENTS_PER_CALL)} events/s)` : 'none'}   (goal ≥ 250 calls/s)`);
+    }
+
+    if (PHASES.has('soak')) {
+      const steps = Math.round((SOAK_MINUTES * 60) / SOAK_STEP_SECONDS);
+      console.log(
+        `\nsoak: ${fmt(SOAK_RATE)} calls/s for ${fmt(SOAK_MINUTES)} minutes, a row per ${SOAK_STEP_SECONDS} s of load (each until its last event arrived)`,
+      );
+      for (let i = 0; i < steps; i++) {
+        const step = await runStep(`soak ${i + 1}`, order({ rate: SOAK_RATE, seconds: SOAK_STEP_SECONDS }), loadgen, receiver, sampler, client);
+        console.log(rateRow(SOAK_RATE, step, SOAK_STEP_SECONDS).replace(/^\s*\S+/, `${fmt(((i + 1) * SOAK_STEP_SECONDS) / 60, 1)} min`.padStart(8)));
+      }
     }
 
     if (PHASES.has('burst')) {
