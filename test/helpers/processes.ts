@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import http from 'node:http';
 import net from 'node:net';
 
 /**
@@ -64,6 +65,30 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** Sends the first half of a JSON body, waits for `midway`, then the rest; resolves with status and body. */
+export function slowPost(port: number, path: string, key: string, body: object, midway: () => Promise<void>) {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      },
+    );
+    req.on('error', reject);
+    req.write(payload.subarray(0, 10));
+    midway().then(() => req.end(payload.subarray(10)), reject);
+  });
 }
 
 /** Every process kind of the Procfile (but `release`): its entry point and the line it logs once it serves. */
