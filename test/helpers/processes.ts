@@ -129,7 +129,11 @@ export async function startService(kind: ServiceKind, env: Record<string, string
   };
   child.stderr!.on('data', keep);
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${kind} did not start in 20 s\n${tailOf(service)}`)), 20_000);
+    const timer = setTimeout(() => {
+      reject(new Error(`${kind} did not start in 20 s\n${tailOf(service)}`));
+      // Not yet the caller's to stop: left running, it outlived the test run (and slowed the tests after it).
+      child.kill('SIGKILL');
+    }, 20_000);
     let seen = '';
     child.stdout!.on('data', (d: Buffer) => {
       keep(d);
