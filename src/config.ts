@@ -4,6 +4,8 @@ import Joi from 'joi';
 export interface Config {
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
+  /** API processes one `web` dyno runs on its port (node:cluster); 1: the process is the server itself. */
+  webConcurrency: number;
   /** Postgres URL; `databaseUrlExplicit` tells whether it came from the environment. */
   databaseUrl: string;
   databaseUrlExplicit: boolean;
@@ -55,6 +57,7 @@ export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/ringlane
 interface Env {
   NODE_ENV: Config['nodeEnv'];
   PORT: number;
+  WEB_CONCURRENCY: number;
   DATABASE_URL?: string;
   DATABASE_POOL_SIZE: number;
   REDIS_URL: string;
@@ -82,6 +85,7 @@ interface Env {
 const schema = Joi.object<Env>({
   NODE_ENV: Joi.string().valid('development', 'production', 'test').default('development'),
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
+  WEB_CONCURRENCY: Joi.number().integer().min(1).max(64).default(1),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(20),
   REDIS_URL: Joi.string()
@@ -131,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   return Object.freeze({
     nodeEnv,
     port: v.PORT,
+    webConcurrency: v.WEB_CONCURRENCY,
     databaseUrl: v.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     databaseUrlExplicit: v.DATABASE_URL !== undefined,
     databasePoolSize: v.DATABASE_POOL_SIZE,

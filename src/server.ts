@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
@@ -7,6 +8,7 @@ import { logger } from './lib/logger.js';
 import { createRedis } from './lib/redis.js';
 import { createRuntime, openDatabase } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
+import { runWebCluster } from './http/web-cluster.js';
 
 async function main(): Promise<void> {
   lowerCpuPriority(config.intakeNice);
@@ -41,7 +43,10 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err) => {
-  logger.fatal({ err }, 'the API could not start');
-  process.exit(1);
-});
+// WEB_CONCURRENCY > 1: this process only runs the workers, each of which runs main().
+if (config.webConcurrency > 1 && cluster.isPrimary) runWebCluster(config.webConcurrency);
+else
+  main().catch((err) => {
+    logger.fatal({ err }, 'the API could not start');
+    process.exit(1);
+  });

@@ -1,4 +1,7 @@
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import cluster from 'node:cluster';
+import { randomUUID } from 'node:crypto';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
+import { logger } from './logger.js';
 import { redisKey, type RedisClient } from './redis.js';
 
 // Service-wide metrics live in Redis so `/metrics` shows every process's counters.
@@ -12,6 +15,74 @@ export const processRegistry = new Registry();
 // The event-loop delay is sampled every 250 ms, not every 10 ms (prom-client's default): at 10 ms
 // the sampling timer alone woke every process 100 times a second, most of an idle platform's CPU.
 collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_', eventLoopMonitoringPrecision: 250 });
+
+// With WEB_CONCURRENCY > 1 a dyno's API processes are node:cluster workers sharing one port, and a
+// scrape reaches any one of them: `/metrics` shows them all, aggregated by the primary, which asks
+// each worker through prom-client's AggregatorRegistry (counters and memory summed, event-loop lag
+// averaged, start time left out).
+const WORKERS_METRICS_REQUEST = 'ringlane:workers-metrics-request';
+const WORKERS_METRICS_REPLY = 'ringlane:workers-metrics-reply';
+interface WorkersMetricsReply {
+  type: typeof WORKERS_METRICS_REPLY;
+  id: string;
+  text?: string;
+  error?: string;
+}
+const isMessage = <T extends { type: string }>(message: unknown, type: T['type']): message is T =>
+  typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
+
+if (cluster.isWorker) {
+  AggregatorRegistry.setRegistries([processRegistry]);
+  // Its constructor is what makes a worker answer the primary's requests for its metrics.
+  new AggregatorRegistry();
+}
+
+/** In a web cluster's primary: answers a worker's `/metrics` with every worker's process metrics, aggregated. */
+export function serveWorkersMetrics(): void {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, message: unknown) => {
+    if (!isMessage<{ type: typeof WORKERS_METRICS_REQUEST; id: string }>(message, WORKERS_METRICS_REQUEST)) return;
+    const reply = (fields: Pick<WorkersMetricsReply, 'text' | 'error'>) => {
+      // With a callback a worker gone meanwhile is no 'error' event, which would end the primary.
+      if (worker.isConnected()) worker.send({ type: WORKERS_METRICS_REPLY, id: message.id, ...fields }, () => undefined);
+    };
+    aggregator.clusterMetrics().then(
+      (text) => reply({ text }),
+      (err: Error) => reply({ error: err.message }),
+    );
+  });
+}
+
+/** In a web cluster's worker: every worker's process metrics, from the primary (prom-client gives up on a silent worker after 5 s). */
+function workersMetrics(timeoutMs = 6000): Promise<string> {
+  const id = randomUUID();
+  return new Promise((resolve, reject) => {
+    const settle = (message: unknown) => {
+      if (!isMessage<WorkersMetricsReply>(message, WORKERS_METRICS_REPLY) || message.id !== id) return;
+      clearTimeout(timer);
+      process.off('message', settle);
+      if (message.text !== undefined) resolve(message.text);
+      else reject(new Error(message.error ?? 'no metrics'));
+    };
+    const timer = setTimeout(() => {
+      process.off('message', settle);
+      reject(new Error(`the primary did not answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    process.on('message', settle);
+    process.send!({ type: WORKERS_METRICS_REQUEST, id });
+  });
+}
+
+/** This process's metrics; in a web cluster's worker, every worker's. Left out (and logged) when the primary cannot give them. */
+async function processMetrics(): Promise<string> {
+  if (!cluster.isWorker) return processRegistry.metrics();
+  try {
+    return await workersMetrics();
+  } catch (err) {
+    logger.warn({ err }, "the web workers' process metrics are unavailable; /metrics shows the service-wide ones only");
+    return '';
+  }
+}
 
 /** Added to Redis once a second in one round trip; a killed process loses its last second (dashboards, not billing). */
 export class WebhookMetrics {
@@ -70,7 +141,7 @@ export class WebhookMetrics {
   }
 }
 
-/** Prometheus text for the whole service: queue depths, webhook attempts and latency, and this process. */
+/** Prometheus text for the whole service: queue depths, webhook attempts and latency, and this process (or this dyno's web workers). */
 export async function renderMetrics(
   redis: RedisClient,
   queues: readonly string[],
@@ -96,5 +167,5 @@ export async function renderMetrics(
     lines.push(`ringlane_webhook_end_to_end_seconds_bucket{le="${bucket}"} ${cumulative}`);
   }
   lines.push(`ringlane_webhook_end_to_end_seconds_sum ${Number(latency.sum ?? 0)}`, `ringlane_webhook_end_to_end_seconds_count ${Number(latency.count ?? 0)}`);
-  return `${lines.join('\n')}\n${await processRegistry.metrics()}`;
+  return `${lines.join('\n')}\n${await processMetrics()}`;
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import http from 'node:http';
 import net from 'node:net';
 
 /**
@@ -66,6 +67,30 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
   clearTimeout(timer);
 }
 
+/** Sends the first half of a JSON body, waits for `midway`, then the rest; resolves with status and body. */
+export function slowPost(port: number, path: string, key: string, body: object, midway: () => Promise<void>) {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      },
+    );
+    req.on('error', reject);
+    req.write(payload.subarray(0, 10));
+    midway().then(() => req.end(payload.subarray(10)), reject);
+  });
+}
+
 /** Every process kind of the Procfile (but `release`): its entry point and the line it logs once it serves. */
 export const SERVICES = {
   web: { entry: 'src/server.ts', ready: 'Ringlane API listening' },
@@ -104,7 +129,11 @@ export async function startService(kind: ServiceKind, env: Record<string, string
   };
   child.stderr!.on('data', keep);
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${kind} did not start in 20 s\n${tailOf(service)}`)), 20_000);
+    const timer = setTimeout(() => {
+      reject(new Error(`${kind} did not start in 20 s\n${tailOf(service)}`));
+      // Not yet the caller's to stop: left running, it outlived the test run (and slowed the tests after it).
+      child.kill('SIGKILL');
+    }, 20_000);
     let seen = '';
     child.stdout!.on('data', (d: Buffer) => {
       keep(d);

@@ -93,6 +93,13 @@ describe('config', () => {
       expect(() => loadConfig({ REDIS_PREFIX: value }), value).to.throw(/REDIS_PREFIX/);
   });
 
+  it('WEB_CONCURRENCY: 1 unless set (no cluster), an integer from 1 to 64', () => {
+    expect(loadConfig({}).webConcurrency).to.equal(1);
+    expect(loadConfig({ WEB_CONCURRENCY: '4' }).webConcurrency).to.equal(4);
+    expect(loadConfig({ WEB_CONCURRENCY: '64' }).webConcurrency).to.equal(64);
+    for (const value of ['0', '65', '2.5', 'many', '']) expect(() => loadConfig({ WEB_CONCURRENCY: value }), value).to.throw(/WEB_CONCURRENCY/);
+  });
+
   it('returns frozen settings', () => {
     expect(Object.isFrozen(loadConfig({}))).to.equal(true);
   });

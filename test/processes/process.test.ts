@@ -1,37 +1,12 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
-import http from 'node:http';
 import net from 'node:net';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { db } from '../helpers/db.js';
 import request from 'supertest';
 import { app, bearer, createOrg } from '../helpers/api.js';
-import { exitCodeOf, freePort, startProcess, waitForHttp } from '../helpers/processes.js';
-
-/** Sends the first half of a JSON body, waits for `midway`, then the rest; resolves with status and body. */
-function slowPost(port: number, path: string, key: string, body: object, midway: () => Promise<void>) {
-  const payload = Buffer.from(JSON.stringify(body));
-  return new Promise<{ status: number; body: any }>((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
-      },
-    );
-    req.on('error', reject);
-    req.write(payload.subarray(0, 10));
-    midway().then(() => req.end(payload.subarray(10)), reject);
-  });
-}
+import { exitCodeOf, freePort, slowPost, startProcess, waitForHttp } from '../helpers/processes.js';
 
 describe('the web process', () => {
   it('on SIGTERM finishes the request in flight, flushes last_used_at and exits 0', async function () {
