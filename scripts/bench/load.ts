@@ -42,6 +42,8 @@ const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 20);
 const IDLE_SETTLE_SECONDS = numberFrom('BENCH_IDLE_SETTLE_SECONDS', 20);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,api,rates,burst').split(','));
 /** The soak (phase `soak`, not run by default): this rate for this many minutes, a row per BENCH_SOAK_STEP_SECONDS. */
+/** BENCH_BREAKDOWN=1: each rate's CPU by process, as the burst prints it. */
+const BREAKDOWN = process.env.BENCH_BREAKDOWN === '1';
 const SOAK_RATE = numberFrom('BENCH_SOAK_RATE', 60);
 const SOAK_MINUTES = numberFrom('BENCH_SOAK_MINUTES', 15);
 const SOAK_STEP_SECONDS = numberFrom('BENCH_SOAK_STEP_SECONDS', 60);
@@ -471,6 +473,7 @@ async function main(): Promise<void> {
       for (const rate of RATES) {
         const step = await runStep(`${rate}/s`, order({ rate, seconds: STEP_SECONDS }), loadgen, receiver, sampler, client);
         console.log(rateRow(rate, step));
+        if (BREAKDOWN) printCpu(step.cpu, step.delivered, 'event');
         if (held(step)) highest = rate;
         misses = held(step) ? 0 : misses + 1;
         if (step.drainedMs === null || misses >= 2) {
