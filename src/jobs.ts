@@ -51,7 +51,7 @@ export interface RecoverJob {
 }
 
 export interface Jobs {
-  maintenance: { 'purge-expired': NoPayload; 'history-partitions': NoPayload };
+  maintenance: { 'purge-expired': NoPayload; 'history-partitions': NoPayload; 'table-upkeep': NoPayload };
   calls: { dispatch: DispatchJob; dial: DialJob; report: ReportJob; sweep: NoPayload; 'campaign-tick': CampaignTickJob; 'send-text': SendTextJob };
   tenants: { 'apply-state': ApplyStateJob; sweep: NoPayload };
   usage: { rollup: NoPayload };
@@ -65,7 +65,7 @@ export type JobQueue<Q extends QueueName> = Queue<Jobs[Q]>;
 
 /** The job names at run time (boot check, dashboard, metrics). */
 export const QUEUES: { readonly [Q in QueueName]: ReadonlyArray<JobName<Q>> } = {
-  maintenance: ['purge-expired', 'history-partitions'],
+  maintenance: ['purge-expired', 'history-partitions', 'table-upkeep'],
   calls: ['dispatch', 'dial', 'report', 'sweep', 'campaign-tick', 'send-text'],
   tenants: ['apply-state', 'sweep'],
   usage: ['rollup'],

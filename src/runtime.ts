@@ -33,6 +33,7 @@ import { EventsRepository } from './events/events.repository.js';
 import { EventsService } from './events/events.service.js';
 import { HistoryMaintenance, retainedHistory } from './history/history-partitions.js';
 import { HistoryRepository } from './history/history.repository.js';
+import { TableUpkeep } from './history/table-upkeep.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { applicationName, createDataSource, createPool } from './lib/db.js';
@@ -171,6 +172,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     texts,
     events: new EventsService(events),
     history: new HistoryMaintenance(new HistoryRepository(db)),
+    tableUpkeep: new TableUpkeep(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),
     usageRollup: new UsageRollup(usage),

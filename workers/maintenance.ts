@@ -9,6 +9,7 @@ runWorker({
     schedules: [
       { id: 'purge-expired', every: 3_600_000 },
       { id: 'history-partitions', every: 3_600_000 },
+      { id: 'table-upkeep', every: 60_000 },
     ],
   },
   setup: (runtime) => ({ processors: maintenanceProcessors(runtime) }),

@@ -18,6 +18,25 @@ export class HistoryRepository {
     );
   }
 
+  /** Whether the server runs autovacuum (`SHOW autovacuum`). */
+  async autovacuumOn(): Promise<boolean> {
+    const [row] = await this.dataSource.query<Array<{ autovacuum: string }>>('SHOW autovacuum');
+    return row.autovacuum === 'on';
+  }
+
+  /** `VACUUM (ANALYZE)` of each of `tables` that exists (outside a transaction, as VACUUM must be); returns those vacuumed. */
+  async vacuumAnalyze(tables: string[]): Promise<string[]> {
+    const existing = await this.dataSource.query<Array<{ name: string }>>(
+      `SELECT c.relname AS name FROM pg_class c JOIN unnest($1::text[]) AS t(name) ON t.name = c.relname
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'`,
+      [tables],
+    );
+    const names = existing.map((t) => t.name).sort();
+    // Names come from pg_class, quoted all the same.
+    if (names.length > 0) await this.dataSource.query(`VACUUM (ANALYZE) ${names.map((n) => `"${n.replaceAll('"', '""')}"`).join(', ')}`);
+    return names;
+  }
+
   private locked(sql: string, params: unknown[]): Promise<number> {
     return this.dataSource.transaction(async (em) => {
       await em.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);

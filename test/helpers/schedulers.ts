@@ -6,7 +6,7 @@ import type { RedisTarget } from '../../src/config.js';
 
 /** The job schedulers each queue must have: each exactly once, whatever ran or restarted. */
 export const SCHEDULERS: Record<QueueName, string[]> = {
-  maintenance: ['history-partitions', 'purge-expired'],
+  maintenance: ['history-partitions', 'purge-expired', 'table-upkeep'],
   calls: ['sweep'],
   tenants: ['sweep'],
   usage: ['rollup'],

@@ -10,4 +10,6 @@ export const maintenanceProcessors = ({ services }: Runtime): Processors<'mainte
   }),
   /** Made days ahead, dropped past retention. */
   'history-partitions': () => services.history.maintain(),
+  /** Vacuums and analyzes the hot tables when the server's autovacuum is off. */
+  'table-upkeep': () => services.tableUpkeep.run(),
 });
