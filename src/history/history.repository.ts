@@ -24,17 +24,30 @@ export class HistoryRepository {
     return row.autovacuum === 'on';
   }
 
-  /** `VACUUM (ANALYZE)` of each of `tables` that exists (outside a transaction, as VACUUM must be); returns those vacuumed. */
+  /**
+   * Vacuums and analyzes those of `tables` that autovacuum would, by its default thresholds (20%
+   * of the rows dead, or inserted since the last vacuum, plus 50 or 1,000; 10% changed since the
+   * last analyze, plus 50), each outside a transaction as VACUUM must be. Returns what it did.
+   */
   async vacuumAnalyze(tables: string[]): Promise<string[]> {
-    const existing = await this.dataSource.query<Array<{ name: string }>>(
-      `SELECT c.relname AS name FROM pg_class c JOIN unnest($1::text[]) AS t(name) ON t.name = c.relname
-        WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'`,
+    const due = await this.dataSource.query<Array<{ name: string; vacuum: boolean; analyze: boolean }>>(
+      `SELECT s.relname AS name,
+              s.n_dead_tup > 50 + 0.2 * s.n_live_tup OR s.n_ins_since_vacuum > 1000 + 0.2 * s.n_live_tup AS vacuum,
+              s.n_mod_since_analyze > 50 + 0.1 * s.n_live_tup AS analyze
+         FROM pg_stat_user_tables s JOIN unnest($1::text[]) AS t(name) ON t.name = s.relname
+        WHERE s.schemaname = 'public'
+        ORDER BY s.relname`,
       [tables],
     );
-    const names = existing.map((t) => t.name).sort();
-    // Names come from pg_class, quoted all the same.
-    if (names.length > 0) await this.dataSource.query(`VACUUM (ANALYZE) ${names.map((n) => `"${n.replaceAll('"', '""')}"`).join(', ')}`);
-    return names;
+    const done: string[] = [];
+    for (const { name, vacuum, analyze } of due) {
+      if (!vacuum && !analyze) continue;
+      // The name is one pg_class gave, quoted.
+      const table = `"${name.replaceAll('"', '""')}"`;
+      await this.dataSource.query(vacuum ? `VACUUM ${analyze ? '(ANALYZE) ' : ''}${table}` : `ANALYZE ${table}`);
+      done.push(`${vacuum ? 'vacuum' : ''}${vacuum && analyze ? '+' : ''}${analyze ? 'analyze' : ''} ${name}`);
+    }
+    return done;
   }
 
   private locked(sql: string, params: unknown[]): Promise<number> {

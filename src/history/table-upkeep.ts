@@ -12,8 +12,8 @@ const HOT_TABLES = ['calls', 'organizations', 'api_keys'];
 const partitionOf = (table: string, day: Date) => `${table}_p${day.toISOString().slice(0, 10).replaceAll('-', '')}`;
 
 /**
- * Vacuums and analyzes the hot tables when the server's autovacuum is off (the maintenance
- * worker's job every minute). Without it, nothing removes their dead rows and nothing gives the
+ * Vacuums and analyzes the hot tables when the server's autovacuum is off, each when autovacuum
+ * would (the maintenance worker's job every minute). Without it, nothing removes their dead rows and nothing gives the
  * planner statistics: a fresh database, and each day's new partition, keep their first plans while
  * every status change leaves a dead row behind, and the cost per call rose minute by minute
  * (`npm run bench:load`, soak). With autovacuum on (the default, and every managed Postgres), it
@@ -22,10 +22,10 @@ const partitionOf = (table: string, day: Date) => `${table}_p${day.toISOString()
 export class TableUpkeep {
   constructor(private readonly repository: Pick<HistoryRepository, 'autovacuumOn' | 'vacuumAnalyze'>) {}
 
-  async run(now = new Date()): Promise<{ vacuumed: string[] } | { skipped: string }> {
+  async run(now = new Date()): Promise<{ done: string[] } | { skipped: string }> {
     if (await this.repository.autovacuumOn()) return { skipped: 'autovacuum is on' };
     const yesterday = new Date(now.getTime() - 86_400_000);
     const tables = [...HOT_TABLES, ...HISTORY_TABLES.flatMap(({ table }) => [partitionOf(table, now), partitionOf(table, yesterday)])];
-    return { vacuumed: await this.repository.vacuumAnalyze(tables) };
+    return { done: await this.repository.vacuumAnalyze(tables) };
   }
 }

@@ -1,13 +1,12 @@
 // The maintenance worker's `table-upkeep`: where the server's autovacuum is off (as on this
 // project's CI machine), the hot tables are vacuumed and analyzed by Ringlane itself, so their dead
-// rows go and the planner has statistics for them and for each day's new partitions.
+// rows go and the planner has statistics for them and for each day's new partitions (by
+// autovacuum's own thresholds: calls, organizations, api_keys and the days being written).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { HistoryRepository } from '../../src/history/history.repository.js';
 import { TableUpkeep } from '../../src/history/table-upkeep.js';
 import { db } from '../helpers/db.js';
-
-const today = () => new Date().toISOString().slice(0, 10).replaceAll('-', '');
 
 interface TableStats {
   relname: string;
@@ -21,13 +20,19 @@ async function stats(tables: string[]): Promise<Map<string, TableStats>> {
 }
 
 describe('table upkeep (the maintenance worker, every minute)', () => {
-  it('vacuums and analyzes calls, organizations and the days being written of the history tables when autovacuum is off; leaves them to autovacuum when it is on', async () => {
+  it('vacuums and analyzes a hot table with many dead rows when autovacuum is off, as autovacuum would; leaves it to autovacuum when it is on', async () => {
     const repository = new HistoryRepository(db);
     const orgId = `org_upkeep${randomUUID().slice(0, 8)}`;
     await db.query(`INSERT INTO organizations (id, name) VALUES ($1, 'Upkeep')`, [orgId]);
-    // Dead rows, as every ending's balance change leaves on the payer's row.
-    for (let i = 0; i < 20; i++) await db.query(`UPDATE organizations SET name = $2 WHERE id = $1`, [orgId, `Upkeep ${i}`]);
-    const hot = ['calls', 'organizations', `call_events_p${today()}`, `webhook_deliveries_p${today()}`, `webhook_attempts_p${today()}`];
+    // Dead rows, as every ending's balance change leaves on the payer's row: past autovacuum's threshold.
+    for (let i = 0; i < 120; i++) await db.query(`UPDATE organizations SET name = $2 WHERE id = $1`, [orgId, `Upkeep ${i}`]);
+    // Statistics reach pg_stat_user_tables within a second of the updating backend's commits.
+    for (let tries = 0; ; tries++) {
+      const [row] = await db.query<Array<{ dead: number }>>(`SELECT n_dead_tup::int AS dead FROM pg_stat_user_tables WHERE relname = 'organizations'`);
+      if (row.dead >= 100 || tries > 50) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const hot = ['organizations'];
     const before = new Date();
 
     const result = await new TableUpkeep(repository).run();
@@ -36,7 +41,7 @@ describe('table upkeep (the maintenance worker, every minute)', () => {
       expect(result).to.deep.equal({ skipped: 'autovacuum is on' });
       return;
     }
-    expect(result).to.have.property('vacuumed').that.includes.members(hot);
+    expect(result).to.have.property('done').that.includes('vacuum+analyze organizations');
     const after = await stats(hot);
     for (const table of hot) {
       expect(after.get(table)?.last_vacuum, `${table} vacuumed`).to.be.at.least(before);
