@@ -189,9 +189,9 @@ const INSERT_HISTORY = `WITH ev AS (
   ), dl AS (
     INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, call_id, event, sequence, status, attempt_count, next_attempt_at, last_response_status, created_at, updated_at)
     SELECT ${idSql('dlv', 'ev.id')}, ev.org_id, c.endpoint_id, ev.id, ev.call_id, ev.event, ev.sequence,
-           CASE WHEN f.failed THEN 'failed' ELSE 'succeeded' END, CASE WHEN f.failed THEN 6 ELSE 1 END, NULL,
-           CASE WHEN f.failed THEN 500 ELSE 200 END, ev.created_at, ev.created_at + CASE WHEN f.failed THEN interval '3 hours' ELSE interval '1 second' END
-      FROM ev JOIN chunk c ON c.id = ev.call_id CROSS JOIN LATERAL (SELECT random() < 0.01 AS failed) AS f
+           CASE WHEN ev.failed THEN 'failed' ELSE 'succeeded' END, CASE WHEN ev.failed THEN 6 ELSE 1 END, NULL,
+           CASE WHEN ev.failed THEN 500 ELSE 200 END, ev.created_at, ev.created_at + CASE WHEN ev.failed THEN interval '3 hours' ELSE interval '1 second' END
+      FROM (SELECT *, random() < 0.01 AS failed FROM ev) AS ev JOIN chunk c ON c.id = ev.call_id
      WHERE c.endpoint_id IS NOT NULL
     RETURNING id, created_at, status, attempt_count
   )
