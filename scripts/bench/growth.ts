@@ -2,6 +2,7 @@
 // then on the same reseller grown to 10,000 tenants and 1,000,000 calls over 90 days (their events, webhook
 // deliveries and attempts, ledger entries and usage buckets): p50/p99 of each, before and after ANALYZE, and
 // the ratio grown / empty (goal ≤ 2). See docs/operations.md#benchmarks.
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { DAYS_AHEAD, HISTORY_TABLES } from '../../src/history/history-partitions.js';
 import { retainedRange } from '../../src/history/history-range.js';
@@ -9,6 +10,7 @@ import { HistoryRepository } from '../../src/history/history.repository.js';
 import { createDataSource, createPool } from '../../src/lib/db.js';
 import { parseMoney } from '../../src/lib/money.js';
 import { encodeCursor } from '../../src/lib/pagination.js';
+import { scanKeys } from '../../src/lib/redis.js';
 import { ROLLUP_LAG_MS, UsageRollup } from '../../src/usage/usage-rollup.js';
 import { floorHour } from '../../src/usage/usage-window.js';
 import { UsageRepository } from '../../src/usage/usage.repository.js';
@@ -37,6 +39,8 @@ const SEED_CONNECTIONS = 2;
 const SEED_CHUNK_DAYS = 3;
 const RATE_PER_MINUTE = '0.12';
 const DATABASE = 'ringlane_bench_growth';
+const REDIS_PREFIX = 'ringlane_bench_growth';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
 const PORT = 3906;
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -332,12 +336,18 @@ const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(
 
 async function main(): Promise<void> {
   const databaseUrl = await benchDatabase(DATABASE, { fresh: true });
+  // The calls a previous run placed wait under this prefix for a worker that never comes.
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const left = await scanKeys(redis, `${REDIS_PREFIX}:*`);
+  if (left.length) await redis.del(...left);
+  redis.disconnect();
   const env = {
     DATABASE_URL: databaseUrl,
     PORT: String(PORT),
     OPERATOR_TOKEN,
     LOG_LEVEL: 'warn',
-    REDIS_PREFIX: 'ringlane_bench_growth',
+    REDIS_PREFIX,
+    REDIS_URL,
     NODE_ENV: 'production',
     WEBHOOK_RETENTION_DAYS: String(HISTORY_DAYS),
     EVENT_RETENTION_DAYS: String(HISTORY_DAYS),
