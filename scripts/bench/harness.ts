@@ -191,14 +191,17 @@ export interface CreatedOrg {
   api_key: { key: string };
 }
 
-/** JSON over HTTP with at most `connections` requests in flight; a non-2xx answer throws. `T`: the answer's shape. */
+/**
+ * JSON over HTTP with at most `connections` requests in flight; a non-2xx answer throws. `T`: the answer's shape;
+ * `headers`: more request headers (`X-Tenant-Id`).
+ */
 export function apiClient(base: string, connections: number) {
   const dispatcher = new Agent({ connections, pipelining: 1 });
   return {
-    request: async <T = unknown>(method: string, path: string, token: string, body?: unknown): Promise<T> => {
+    request: async <T = unknown>(method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> => {
       const res = await undiciFetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { ...headers, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
         dispatcher,
       });

@@ -13,6 +13,7 @@ import { EventsFeed1795810000000 } from './1795810000000-EventsFeed.js';
 import { DoNotCall1795820000000 } from './1795820000000-DoNotCall.js';
 import { ResalePrices1795830000000 } from './1795830000000-ResalePrices.js';
 import { RelayWakeup1795840000000 } from './1795840000000-RelayWakeup.js';
+import { TenantExternalRefIndex1795850000000 } from './1795850000000-TenantExternalRefIndex.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
 export const migrations: Array<new () => MigrationInterface> = [
@@ -30,4 +31,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   DoNotCall1795820000000,
   ResalePrices1795830000000,
   RelayWakeup1795840000000,
+  TenantExternalRefIndex1795850000000,
 ];

@@ -5,6 +5,7 @@ import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 /** An ordinary customer, a reseller (`isReseller`), or a reseller's tenant (`parentId`), paid for by its parent. */
 @Entity('organizations')
 @Index('organizations_parent_created_idx', ['parentId', 'createdAt', 'id'])
+@Index('organizations_parent_external_ref_idx', ['parentId', 'externalRef', 'createdAt', 'id'], { where: 'external_ref IS NOT NULL' })
 export class Organization {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id!: string;
