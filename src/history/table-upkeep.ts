@@ -2,11 +2,13 @@ import { HISTORY_TABLES } from './history-partitions.js';
 import type { HistoryRepository } from './history.repository.js';
 
 /**
- * The tables every call changes several times: `calls` (four status changes), `organizations` (the
- * payer's balance row, once per ending batch), and today's and yesterday's partitions of the history
- * tables (an event is relayed, a delivery claimed and answered after it was written).
+ * The tables written all day: `calls` (four status changes each), `organizations` (the payer's
+ * balance row, once per ending batch), `api_keys` (last use), `usage_buckets` (the rollup's hourly
+ * rows, which the 366-day usage read plans on: on stale statistics it read the whole table), and
+ * today's and yesterday's partitions of the history tables (an event is relayed, a delivery claimed
+ * and answered after it was written).
  */
-const HOT_TABLES = ['calls', 'organizations', 'api_keys'];
+const HOT_TABLES = ['calls', 'organizations', 'api_keys', 'usage_buckets'];
 
 /** `<table>_pYYYYMMDD`, the partition of `day` (UTC), as history_partitions_create names it. */
 const partitionOf = (table: string, day: Date) => `${table}_p${day.toISOString().slice(0, 10).replaceAll('-', '')}`;
