@@ -42,6 +42,8 @@ const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 20);
 const IDLE_SETTLE_SECONDS = numberFrom('BENCH_IDLE_SETTLE_SECONDS', 20);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,api,rates,burst').split(','));
 /** The soak (phase `soak`, not run by default): this rate for this many minutes, a row per BENCH_SOAK_STEP_SECONDS. */
+/** BENCH_KEEP_GOING=1: every rate of BENCH_RATES, held or not (it still stops at one not drained). */
+const KEEP_GOING = process.env.BENCH_KEEP_GOING === '1';
 /** BENCH_BREAKDOWN=1: each rate's CPU by process, as the burst prints it. */
 const BREAKDOWN = process.env.BENCH_BREAKDOWN === '1';
 const SOAK_RATE = numberFrom('BENCH_SOAK_RATE', 60);
@@ -476,7 +478,7 @@ async function main(): Promise<void> {
         if (BREAKDOWN) printCpu(step.cpu, step.delivered, 'event');
         if (held(step)) highest = rate;
         misses = held(step) ? 0 : misses + 1;
-        if (step.drainedMs === null || misses >= 2) {
+        if (step.drainedMs === null || (misses >= 2 && !KEEP_GOING)) {
           console.log(`  (stopped: ${step.drainedMs === null ? `not drained ${DRAIN_SECONDS} s after the last POST` : 'two rates in a row not held'})`);
           break;
         }
