@@ -64,8 +64,10 @@ export class CredentialStore {
       // The index already matched; constant time guards against a collation or padding near-match.
       if (!stored || !sameDigest(stored.key_hash, hash)) return null;
       credential = { keyId: stored.key_id, memberId: stored.member_id, permissions: stored.permissions, org: stored.org };
-      // Cached under the epoch read before the lookup: a revocation committed meanwhile bumps it after.
-      if (epoch !== null) this.remember(hash, credential);
+      // Cached only while the cache is still of the epoch read before the lookup: a revocation
+      // committed meanwhile bumps it after, and a request that read the new epoch may already have
+      // cleared the cache (this lookup's answer, from before the commit, must not outlive that).
+      if (epoch !== null && epoch === this.cacheEpoch) this.remember(hash, credential);
     }
     this.lastUsed.set(credential.keyId, new Date());
     return credential;
