@@ -42,10 +42,23 @@ const EMPTY = Joi.object({});
 
 const closedToTenants = () => new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
 
+/** A path's first segment (its resource) and the rest; every path starts with a literal one. */
+function splitPath(path: string): { segment: string; rest: string } {
+  const match = /^\/([^/:*?()]+)(\/.*)?$/.exec(path);
+  if (!match) throw new Error(`${path}: an API path starts with a literal segment`);
+  return { segment: match[1], rest: match[2] ?? '/' };
+}
+
 /** Declarative `/v1` routes: each states its capability, tenant rule and schemas, checked here alike for all. */
 export class ApiRouter {
   readonly router = Router();
   readonly routes: RouteDoc[] = [];
+  /**
+   * The routes by first segment, each group a router mounted at it: a request is matched against
+   * its resource's few routes, not every route registered before them (in order within the group: paths with
+   * different first segments never match the same request).
+   */
+  private readonly groups = new Map<string, Router>();
 
   constructor(private readonly idempotent: IdempotentRequests) {}
 
@@ -103,7 +116,14 @@ export class ApiRouter {
       if (method !== 'post') return sendOutcome(res, await work());
       await this.idempotent.respond(req, res, { scope: ctx.actor.org.id, credential: ctx.actor.credentialId }, work);
     };
-    this.router[method](path, authorize, run);
+    const { segment, rest } = splitPath(path);
+    let group = this.groups.get(segment);
+    if (!group) {
+      group = Router();
+      this.groups.set(segment, group);
+      this.router.use(`/${segment}`, group);
+    }
+    group[method](rest, authorize, run);
     this.routes.push({
       method,
       path,
