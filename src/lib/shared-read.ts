@@ -31,12 +31,8 @@ export class SharedRead<T> {
       for (const caller of callers) answer(caller);
       if (this.waiting.length > 0) this.send();
     };
-    let reading: Promise<T>;
-    try {
-      reading = this.read();
-    } catch (err) {
-      reading = Promise.reject(err);
-    }
+    // A read that throws at once rejects this promise too, rather than leave a read in flight for ever.
+    const reading = new Promise<T>((resolve) => resolve(this.read()));
     reading.then(
       (value) => settle((caller) => caller.resolve(value)),
       (err: unknown) => settle((caller) => caller.reject(err)),
