@@ -1,7 +1,6 @@
 // Behind `npm start`: finds or starts Postgres, checks Redis, migrates, runs every Procfile process.
 // On a signal or any exit, stops them all (SIGTERM) and only then the embedded Postgres.
 import { spawn, type ChildProcess } from 'node:child_process';
-import readline from 'node:readline';
 import { config, DEFAULT_DATABASE_URL } from '../src/config.js';
 import { ensureDatabase, runMigrations } from '../src/migrations/migrate.js';
 import { createRedis, waitForRedis } from '../src/lib/redis.js';
@@ -56,8 +55,27 @@ async function checkRedis(): Promise<void> {
   }
 }
 
+/**
+ * Each line of `stream` to `out` behind `[name] `. At info the API logs a line per request: one
+ * write per chunk read, rather than readline's line by line, takes about half the CPU per line.
+ */
 function prefixLines(stream: NodeJS.ReadableStream, name: string, out: NodeJS.WritableStream): void {
-  readline.createInterface({ input: stream }).on('line', (line) => out.write(`[${name}] ${line}\n`));
+  const prefix = `[${name}] `;
+  let partial = '';
+  stream.setEncoding('utf8'); // a character split between two chunks is decoded whole
+  stream.on('data', (chunk: string) => {
+    const text = partial + chunk;
+    const end = text.lastIndexOf('\n');
+    if (end === -1) {
+      partial = text;
+      return;
+    }
+    partial = text.slice(end + 1);
+    out.write(prefix + text.slice(0, end).replace(/\r?\n/g, `\n${prefix}`).replace(/\r$/, '') + '\n');
+  });
+  stream.on('end', () => {
+    if (partial) out.write(`${prefix}${partial}\n`);
+  });
 }
 
 const children = new Map<string, ChildProcess>();

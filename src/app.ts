@@ -79,7 +79,7 @@ export function createApp(deps: AppDeps): RinglaneApp {
   app.use(literalUndecodablePath);
   app.use(express.json({ limit: '1mb' }));
   app.use(refuseUnreadableInput);
-  app.use(healthRoutes(db, redis));
+  healthRoutes(app, db, redis);
 
   app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard(queues));
   app.use('/metrics', requireOperator(operatorToken), metricsRoute(redis, new Map(queues.map((q) => [q.name, q]))));
@@ -110,11 +110,13 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   eventRoutes(api, services.events);
   const bookingPage = publicBookingPageRoutes(services.bookingPage);
-  app.use(bookingPage.router);
+  // Each router at its own path: one mounted at `/` would be entered by every request.
+  app.use(bookingPage.path, bookingPage.router);
   const sessions = sessionRoutes(services.sessions);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
   app.get('/v1/openapi.json', openApiRoute(routes));
-  app.use('/v1', sessions.router, authenticate(credentials), api.router);
+  app.use(`/v1${sessions.path}`, sessions.router);
+  app.use('/v1', authenticate(credentials), api.router);
 
   app.use(notFound);
   app.use(errorHandler);

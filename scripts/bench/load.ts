@@ -443,9 +443,18 @@ async function main(): Promise<void> {
         await load(tool, bareUrl, {}, 50, 2);
         const authed = [];
         const plain = [];
+        // CPU over the authenticated rounds only: every process of `npm start` (the supervisor
+        // relays each log line), their Postgres backends, Redis.
+        const cpuMs = new Map<string, number>();
+        const bareSampler = new CpuSampler(() => Promise.resolve([{ pid: bare.pid!, label: 'bare' }]));
+        let bareMs = 0;
         for (let round = 0; round < 3; round++) {
+          await sampler.start();
           authed.push(await load(tool, authedUrl, headers, 50, 5));
+          for (const [label, { ms }] of (await sampler.stop()).byLabel) cpuMs.set(label, (cpuMs.get(label) ?? 0) + ms);
+          await bareSampler.start();
           plain.push(await load(tool, bareUrl, {}, 50, 5));
+          bareMs += (await bareSampler.stop()).byLabel.get('bare')?.ms ?? 0;
         }
         const a = { rps: median(authed.map((r) => r.rps)), p99: median(authed.map((r) => r.p99)), failures: authed.reduce((n, r) => n + r.failures, 0) };
         const b = { rps: median(plain.map((r) => r.rps)), p99: median(plain.map((r) => r.p99)) };
@@ -453,6 +462,12 @@ async function main(): Promise<void> {
         console.log(`  authenticated GET /v1/api-keys  ${fmt(a.rps)} req/s, p99 ${fmt(a.p99, 1)} ms, ${a.failures} failures`);
         console.log(`  bare Express, same body         ${fmt(b.rps)} req/s, p99 ${fmt(b.p99, 1)} ms`);
         console.log(`  ratio ${fmt(a.rps / b.rps, 2)}   (goal ≥ ${GOAL.apiRatio}, p99 < ${GOAL.apiP99} ms)`);
+        const requests = authed.reduce((n, r) => n + r.rps * 5, 0);
+        const served = [...cpuMs].filter(([label, ms]) => label !== 'bench' && label !== 'postgres background' && ms > 0).sort((x, y) => y[1] - x[1]);
+        const total = served.reduce((n, [, ms]) => n + ms, 0);
+        console.log(
+          `  CPU ms per authenticated request ${fmt(total / requests, 3)}: ${served.map(([label, ms]) => `${label} ${fmt(ms / requests, 3)}`).join(', ')}; bare ${fmt(bareMs / plain.reduce((n, r) => n + r.rps * 5, 0), 3)}`,
+        );
       } finally {
         await stopServer(bare);
       }

@@ -1,5 +1,6 @@
 import { logger } from '../lib/logger.js';
 import { redisKey, type RedisClient } from '../lib/redis.js';
+import { SharedRead } from '../lib/shared-read.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import type { Capability } from './capabilities.js';
 import type { OrgRef } from './actor.js';
@@ -37,6 +38,8 @@ export class CredentialStore {
   private cacheEpoch: string | null = null;
   private readonly lastUsed = new Map<string, Date>();
   private readonly timer: NodeJS.Timeout;
+  /** A request's epoch is read after it arrived, as a revocation acknowledged before then must hold; concurrent requests share the read. */
+  private readonly epoch: SharedRead<string | null>;
 
   constructor(
     private readonly credentials: CredentialsRepository,
@@ -45,6 +48,7 @@ export class CredentialStore {
   ) {
     this.timer = setInterval(() => void this.flushLastUsed().catch((err) => logger.error({ err }, 'last_used_at flush failed')), LAST_USED_FLUSH_MS);
     this.timer.unref();
+    this.epoch = new SharedRead(() => this.redis.get(EPOCH_KEY()));
   }
 
   async findApiKey(raw: string): Promise<KeyCredential | null> {
@@ -60,8 +64,10 @@ export class CredentialStore {
       // The index already matched; constant time guards against a collation or padding near-match.
       if (!stored || !sameDigest(stored.key_hash, hash)) return null;
       credential = { keyId: stored.key_id, memberId: stored.member_id, permissions: stored.permissions, org: stored.org };
-      // Cached under the epoch read before the lookup: a revocation committed meanwhile bumps it after.
-      if (epoch !== null) this.remember(hash, credential);
+      // Cached only while the cache is still of the epoch read before the lookup: a revocation
+      // committed meanwhile bumps it after, and a request that read the new epoch may already have
+      // cleared the cache (this lookup's answer, from before the commit, must not outlive that).
+      if (epoch !== null && epoch === this.cacheEpoch) this.remember(hash, credential);
     }
     this.lastUsed.set(credential.keyId, new Date());
     return credential;
@@ -94,7 +100,7 @@ export class CredentialStore {
   /** The current epoch, or null when Redis cannot answer: then nothing is served from cache. */
   private async readEpoch(): Promise<string | null> {
     try {
-      return (await this.redis.get(EPOCH_KEY())) ?? '0';
+      return (await this.epoch.get()) ?? '0';
     } catch (err) {
       logger.warn({ err }, 'auth epoch unreadable; authenticating from the database');
       // Revocations may be missed while Redis is away: nothing cached before may be trusted after.

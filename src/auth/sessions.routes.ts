@@ -12,14 +12,18 @@ const signInSchema = Joi.object({
   password: Joi.string().min(1).max(1024).required(),
 });
 
-/** The one `/v1` route without a credential; `req.ip` honours X-Forwarded-For only as far as `TRUST_PROXY` says. */
-export function sessionRoutes(sessions: SessionsService): { router: Router; routes: RouteDoc[] } {
+/**
+ * The one `/v1` route without a credential; `router` is mounted at `path` (under `/v1`). `req.ip`
+ * honours X-Forwarded-For only as far as `TRUST_PROXY` says.
+ */
+export function sessionRoutes(sessions: SessionsService): { path: string; router: Router; routes: RouteDoc[] } {
   const router = Router();
-  router.post('/sessions', async (req, res) => {
+  router.post('/', async (req, res) => {
     const body = validate<{ email: string; password: string }>(signInSchema, req.body, 'body');
     res.status(201).json(await sessions.signIn(body.email, body.password, req.ip));
   });
   return {
+    path: '/sessions',
     router,
     routes: [
       {

@@ -28,10 +28,10 @@ export function bookingPageRoutes(api: ApiRouter, bookingPage: BookingPageServic
 /** An organization id; anything that cannot be one has no page. */
 const pageParams = idParams('booking_page', 'org_id');
 
-/** `GET /book/{org_id}`: the public booking page, HTML, without authentication. */
-export function publicBookingPageRoutes(bookingPage: BookingPageService): { router: Router; routes: RouteDoc[] } {
+/** `GET /book/{org_id}`: the public booking page, HTML, without authentication; `router` is mounted at `path`. */
+export function publicBookingPageRoutes(bookingPage: BookingPageService): { path: string; router: Router; routes: RouteDoc[] } {
   const router = Router();
-  router.get('/book/:org_id', async (req, res) => {
+  router.get('/:org_id', async (req, res) => {
     const orgId = validate<{ org_id: string }>(pageParams, req.params, 'params').org_id;
     const html = renderBookingPage(await bookingPage.publicPage(orgId));
     res
@@ -45,6 +45,7 @@ export function publicBookingPageRoutes(bookingPage: BookingPageService): { rout
       .send(html);
   });
   return {
+    path: '/book',
     router,
     routes: [
       { method: 'get', path: '/book/:org_id', summary: "An organization's public booking page (HTML)", params: pageParams, status: 200, caller: 'anyone' },

@@ -42,10 +42,32 @@ const EMPTY = Joi.object({});
 
 const closedToTenants = () => new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
 
+/** A path's first segment (its resource); every route's path starts with a literal one. */
+function firstSegment(path: string): string {
+  const match = /^\/([^/:*?()]+)(?:\/|$)/.exec(path);
+  if (!match) throw new Error(`${path}: an API path starts with a literal segment`);
+  return match[1].toLowerCase();
+}
+
+/** The first segment of a request's path (relative to the mount, maybe with a query), lower-cased as routes match case-insensitively. */
+const requestSegment = (url: string): string => (/^\/([^/?]*)/.exec(url)?.[1] ?? '').toLowerCase();
+
 /** Declarative `/v1` routes: each states its capability, tenant rule and schemas, checked here alike for all. */
 export class ApiRouter {
-  readonly router = Router();
   readonly routes: RouteDoc[] = [];
+  /**
+   * The routes by first segment, each group a router of its own: a request is matched against its
+   * resource's few routes only, not every route registered before them (the order within a group
+   * is kept; paths with different first segments never match the same request).
+   */
+  private readonly groups = new Map<string, Router>();
+
+  /** The routes' handler, mounted where their paths are relative to (`/v1`). */
+  readonly router: RequestHandler = (req, res, next) => {
+    const group = this.groups.get(requestSegment(req.url));
+    if (group) group(req, res, next);
+    else next();
+  };
 
   constructor(private readonly idempotent: IdempotentRequests) {}
 
@@ -103,7 +125,13 @@ export class ApiRouter {
       if (method !== 'post') return sendOutcome(res, await work());
       await this.idempotent.respond(req, res, { scope: ctx.actor.org.id, credential: ctx.actor.credentialId }, work);
     };
-    this.router[method](path, authorize, run);
+    const segment = firstSegment(path);
+    let group = this.groups.get(segment);
+    if (!group) {
+      group = Router();
+      this.groups.set(segment, group);
+    }
+    group[method](path, authorize, run);
     this.routes.push({
       method,
       path,

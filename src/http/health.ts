@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Express } from 'express';
 import type { DataSource } from 'typeorm';
 import { pingDatabase } from '../lib/db.js';
 import type { RedisClient } from '../lib/redis.js';
@@ -15,16 +15,14 @@ async function check(work: () => Promise<unknown>): Promise<string> {
   }
 }
 
-/** `GET /healthz`: the process is up. `GET /readyz`: Postgres and Redis answer. */
-export function healthRoutes(dataSource: DataSource, redis: RedisClient): Router {
-  const router = Router();
-  router.get('/healthz', (_req, res) => {
+/** `GET /healthz`: the process is up. `GET /readyz`: Postgres and Redis answer. On `app` itself: a router of their own would be entered by every request. */
+export function healthRoutes(app: Pick<Express, 'get'>, dataSource: DataSource, redis: RedisClient): void {
+  app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  app.get('/readyz', async (_req, res) => {
     const [postgres, redisState] = await Promise.all([check(() => pingDatabase(dataSource)), check(() => redis.ping())]);
     const ready = postgres === 'ok' && redisState === 'ok';
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis: redisState } });
   });
-  return router;
 }

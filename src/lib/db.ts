@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
@@ -38,8 +39,9 @@ export function createPool(max: number, url = config.databaseUrl): pg.Pool {
 /**
  * Runs a named statement on `on`'s connection (a DataSource's pool, or the transaction an
  * EntityManager runs): Postgres parses and plans it once per connection rather than at every
- * execution, about half the server's CPU for the API's hottest write. For the few statements run
- * per call; TypeORM's `query()` sends every statement unnamed.
+ * execution, about half the server's CPU for the API's hottest write, and for a list. For the few
+ * statements run per call, and every list (`listPage`, named by `statementName`); TypeORM's
+ * `query()` sends every statement unnamed.
  */
 export async function namedQuery<R>(on: DataSource | EntityManager, name: string, text: string, values: unknown[]): Promise<R[]> {
   const runner = on instanceof DataSource ? undefined : on.queryRunner;
@@ -47,6 +49,22 @@ export async function namedQuery<R>(on: DataSource | EntityManager, name: string
     pg.Pool | pg.PoolClient;
   const { rows } = await client.query<R & pg.QueryResultRow>({ name, text, values });
   return rows;
+}
+
+/** Statement names by text (texts come from code: a bounded number). */
+const statementNames = new Map<string, string>();
+
+/**
+ * A name only this text has, for SQL assembled from code (a list's filters): Postgres keeps a
+ * named statement per connection under it, and a name sent with another text is an error.
+ */
+export function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `rl_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /** The readiness probe: resolves when Postgres answers a trivial query. */

@@ -3,7 +3,17 @@ import { config } from '../config.js';
 
 /** Censored at any depth: `key`, `api_key`, `apiKey`, `idempotency-key` are keys; `key_id` and `monkey` are not. */
 const SECRET_WORD = /secret|password|passwd|token|authorization|cookie|credential|signature|(^|[_-])keys?$/;
-const isSecretName = (name: string) => SECRET_WORD.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase());
+/** Every line asks about the same few names: the answers are kept (a bounded number: nested data brings names of its own). */
+const secretNames = new Map<string, boolean>();
+const MAX_REMEMBERED_NAMES = 1000;
+function isSecretName(name: string): boolean {
+  let secret = secretNames.get(name);
+  if (secret === undefined) {
+    secret = SECRET_WORD.test(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase());
+    if (secretNames.size < MAX_REMEMBERED_NAMES) secretNames.set(name, secret);
+  }
+  return secret;
+}
 const CENSOR = '[redacted]';
 /** Deeper than this a logged object is cut: only a cycle nests this deep. */
 const MAX_DEPTH = 8;
@@ -49,5 +59,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
+/**
+ * Stdout, written asynchronously in chunks of at least 4 KB (or every 250 ms) rather than one
+ * write per line: at info every request logs a line, and a write per line cost the API more than
+ * the rest of the logging. pino writes what is buffered synchronously on exit.
+ */
+const stdoutDestination = (): DestinationStream => pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 });
+
 /** The process logger; secrets never reach it (see redactSecrets). */
-export const logger = createLogger(config.logLevel);
+export const logger = createLogger(config.logLevel, stdoutDestination());

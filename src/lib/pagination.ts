@@ -1,3 +1,5 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { namedQuery, statementName } from './db.js';
 import { InvalidRequestError } from './errors.js';
 import { ID_PATTERN } from './ids.js';
 import type { Where } from './sql.js';
@@ -69,10 +71,12 @@ export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery
     where.and(`(created_at, id) < (${at}, ?) AND created_at <= ${at}`, id);
   }
   const limit = where.param(page.limit + 1);
-  const rows = (await sql.query(
-    `SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-    where.params,
-  )) as R[];
+  const text = `SELECT ${query.select} FROM ${query.from} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  // A named statement: a few texts per list (its filters), each planned once per connection.
+  const rows =
+    sql instanceof DataSource || sql instanceof EntityManager
+      ? await namedQuery<R>(sql, statementName(text), text, where.params)
+      : ((await sql.query(text, where.params)) as R[]);
   const more = rows.length > page.limit;
   const data = more ? rows.slice(0, page.limit) : rows;
   return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };

@@ -134,11 +134,13 @@ export async function startService(kind: ServiceKind, env: Record<string, string
       // Not yet the caller's to stop: left running, it outlived the test run (and slowed the tests after it).
       child.kill('SIGKILL');
     }, 20_000);
-    let seen = '';
+    let tail = '';
     child.stdout!.on('data', (d: Buffer) => {
       keep(d);
-      // A line may arrive in two chunks: look at the end of the previous one too.
-      seen = (seen + d.toString()).slice(-1000);
+      // A line may arrive in two chunks: look at the end of the previous one too. A chunk holds
+      // many lines (the logger writes 4 KB at a time): the whole of it is searched.
+      const seen = tail + d.toString();
+      tail = seen.slice(-ready.length);
       if (seen.includes(ready)) {
         clearTimeout(timer);
         resolve();
