@@ -10,6 +10,13 @@ import { logger } from './logger.js';
 /** This process's name in pg_stat_activity, `ringlane <entry file> <pid>`, to tell who holds a connection. */
 export const applicationName = `ringlane ${path.basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '')} ${process.pid}`;
 
+/**
+ * How long a pooled connection may stay idle (pg's default: 10 s). A new backend plans its first
+ * statements against cold catalog caches, several ms each, so a pool that shrank between bursts
+ * paid that again at every burst.
+ */
+const IDLE_CONNECTION_MS = 60_000;
+
 /** Builds a DataSource mapping `entities`, with `migrations`; the schema always comes from migrations, never `synchronize`. */
 export function createDataSource(url: string, { entities = [], migrations = [] }: Pick<DataSourceOptions, 'entities' | 'migrations'> = {}): DataSource {
   return new DataSource({
@@ -20,10 +27,7 @@ export function createDataSource(url: string, { entities = [], migrations = [] }
     synchronize: false,
     migrationsRun: false,
     applicationName,
-    // Idle connections are kept a minute (pg's default: 10 s): a new backend plans its first
-    // statements against cold catalog caches, several ms each, so a pool that shrank between
-    // bursts paid that again at every burst.
-    extra: { max: config.databasePoolSize, idleTimeoutMillis: 60_000 },
+    extra: { max: config.databasePoolSize, idleTimeoutMillis: IDLE_CONNECTION_MS },
     // The pool replaces an idle connection the server closed; TypeORM's logger is off, so say it here.
     poolErrorHandler: (err: Error) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'),
   });
@@ -31,7 +35,7 @@ export function createDataSource(url: string, { entities = [], migrations = [] }
 
 /** A pg pool of its own, for a hot path with its own SQL (named statements, one round trip each). */
 export function createPool(max: number, url = config.databaseUrl): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max, idleTimeoutMillis: 60_000 });
+  const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max, idleTimeoutMillis: IDLE_CONNECTION_MS });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'));
   return pool;
 }
