@@ -21,6 +21,6 @@ WITH ctx AS (
            FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded
          RETURNING c),
        event AS (
-  INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-  SELECT $8, (ins.c).id, (ins.c).org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', $7), $7 FROM inserted ins)
+  INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
+  SELECT $8, (ins.c).id, (ins.c).org_id, (ins.c).payer_org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', $7), $7 FROM inserted ins)
        SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx;

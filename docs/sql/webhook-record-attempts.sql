@@ -37,10 +37,10 @@ WITH o AS (
                 WHERE w.id = f.id AND was.id = f.id
                RETURNING w.id, w.org_id, w.disabled, w.disabled AND NOT was.disabled AS newly, f.gone, f.last_error, f.event_id
              ), events AS (
-               INSERT INTO call_events (id, org_id, event, payload, occurred_at)
-          SELECT e.id, e.org_id, e.event, jsonb_build_object('event', e.event, 'org_id', e.org_id, 'occurred_at', iso_utc(e.occurred_at)) || e.fields, e.occurred_at
+               INSERT INTO call_events (id, org_id, account_id, event, payload, occurred_at)
+          SELECT e.id, e.org_id, COALESCE(o.parent_id, o.id), e.event, jsonb_build_object('event', e.event, 'org_id', e.org_id, 'occurred_at', iso_utc(e.occurred_at)) || e.fields, e.occurred_at
             FROM (SELECT event_id, org_id, 'webhook_endpoint.disabled', jsonb_build_object('endpoint_id', id, 'reason', CASE WHEN gone THEN 'gone' ELSE 'failing' END, 'last_error', last_error), now()
-                    FROM failing WHERE newly) AS e(id, org_id, event, fields, occurred_at)
+                    FROM failing WHERE newly) AS e(id, org_id, event, fields, occurred_at) JOIN organizations o ON o.id = e.org_id
              )
              SELECT COALESCE(array_agg(id), '{}') AS disabled FROM failing WHERE disabled;
 

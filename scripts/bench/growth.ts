@@ -175,8 +175,8 @@ const INSERT_CALLS = `INSERT INTO calls (id, org_id, payer_org_id, agent_id, con
  * Each event's body is what call_event_payload() writes from the call's row at that step.
  */
 const INSERT_HISTORY = `WITH ev AS (
-    INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
-    SELECT ${idSql('evt', `c.id || ':' || s.seq`)}, c.id, c.org_id, s.seq, s.event,
+    INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, created_at, relayed_at)
+    SELECT ${idSql('evt', `c.id || ':' || s.seq`)}, c.id, c.org_id, $1, s.seq, s.event,
            jsonb_build_object('event', s.event, 'call_id', c.id, 'org_id', c.org_id, 'status', s.status, 'sequence', s.seq,
                               'occurred_at', iso_utc(s.at), 'phone_number', c.phone_number, 'direction', 'outbound',
                               'outcome', CASE WHEN s.last THEN c.outcome END, 'end_reason', CASE WHEN s.last THEN c.status END,
@@ -229,7 +229,7 @@ async function seedCalls(url: string, plan: CallPlan, progress: (done: number) =
         await client.query('BEGIN');
         await client.query(chunkSql(), [lo, hi, from, to, plan.measuredEvery, plan.tenants, plan.tag, m.id, m.agentId, m.contactId, m.phone, m.endpointId]);
         await client.query(INSERT_CALLS, [plan.resellerId]);
-        await client.query(INSERT_HISTORY);
+        await client.query(INSERT_HISTORY, [plan.resellerId]);
         // Row triggers off for the charges alone: the balance trigger would update the reseller's row once per entry.
         await client.query('SET LOCAL session_replication_role = replica');
         await client.query(INSERT_CHARGES, [plan.resellerId]);

@@ -53,8 +53,8 @@ async function unpartition(client: pg.Client): Promise<void> {
 
 /** `n` events from `from`, `stepMs` apart, round robin over orgs; `relayed` ones with a delivery and one attempt. */
 async function insertHistory(client: pg.Client, tag: string, from: Date, n: number, stepMs: number, relayed: boolean): Promise<void> {
-  const events = `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
-    SELECT 'evt_' || $1 || '_' || i, 'call_' || $1 || '_' || i, 'org_bench' || (i % ${ORGS}), 4, 'call.completed',
+  const events = `INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, created_at, relayed_at)
+    SELECT 'evt_' || $1 || '_' || i, 'call_' || $1 || '_' || i, 'org_bench' || (i % ${ORGS}), 'org_bench' || (i % ${ORGS}), 4, 'call.completed',
            jsonb_build_object('event', 'call.completed', 'call_id', 'call_' || $1 || '_' || i, 'org_id', 'org_bench' || (i % ${ORGS}), 'status', 'completed',
                               'sequence', 4, 'occurred_at', iso_utc(t), 'phone_number', '+14155550100', 'direction', 'outbound', 'outcome', 'positive',
                               'end_reason', 'completed', 'duration_seconds', 60, 'started_at', iso_utc(t), 'ended_at', iso_utc(t), 'agent_id', 'agt_bench',

@@ -233,8 +233,8 @@ function directLoad(client: pg.Pool, orgId: string, tag: string, events: number,
                     now(), now(), now(), 60, 120000
                FROM generate_series(1, $3::int) AS i
              RETURNING *)
-           INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-           SELECT 'cev_' || $2 || '_' || split_part(c.id, '_', 3) || '_' || e.seq, c.id, c.org_id, e.seq, e.name,
+           INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
+           SELECT 'cev_' || $2 || '_' || split_part(c.id, '_', 3) || '_' || e.seq, c.id, c.org_id, c.payer_org_id, e.seq, e.name,
                   call_event_payload(ROW(c.*)::calls, e.name, now()) || jsonb_build_object('sequence', e.seq), now()
              FROM c CROSS JOIN unnest($4::text[]) WITH ORDINALITY AS e(name, seq)`,
           [orgId, `${tag}${b}`, callsPerBatch, EVENTS],

@@ -30,6 +30,7 @@ export type CallEventField = (typeof CALL_EVENT_FIELDS)[number];
 @Entity('call_events')
 @Index('call_events_call_sequence_idx', ['callId', 'sequence'])
 @Index('call_events_org_created_idx', ['orgId', 'createdAt', 'id'])
+@Index('call_events_account_created_idx', ['accountId', 'createdAt', 'id'])
 @Index('call_events_unrelayed_idx', ['createdAt'], { where: 'relayed_at IS NULL' })
 export class CallEvent {
   @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'call_events_pkey' })
@@ -41,6 +42,13 @@ export class CallEvent {
 
   @Column({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
+
+  /**
+   * The account the event belongs to: the reseller's id for a tenant's event, else `orgId` (billing's
+   * payer, `payerIdSql`). A reseller's feed and reseller-wide endpoints read its tenants' events by it.
+   */
+  @Column({ name: 'account_id', type: 'varchar', length: 40 })
+  accountId!: string;
 
   /** The call's event number (1, 2, ...); null for an operational event. */
   @Column({ type: 'integer', nullable: true })

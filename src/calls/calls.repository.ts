@@ -135,8 +135,8 @@ const INSERT_CALL = `INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id,
 
 /** The `call.queued` event (sequence 1) of each call in CTE `inserted` (column `c`, the row). */
 const queuedEvent = (eventId: string, at: string) => `
-  INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-  SELECT ${eventId}, (ins.c).id, (ins.c).org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', ${at}), ${at} FROM inserted ins`;
+  INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
+  SELECT ${eventId}, (ins.c).id, (ins.c).org_id, (ins.c).payer_org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', ${at}), ${at} FROM inserted ins`;
 
 /** Calls, their status changes and their events (the outbox rows). */
 export class CallsRepository {
@@ -295,8 +295,8 @@ export class CallsRepository {
             changed AS (UPDATE calls c SET ${set}, last_sequence = c.last_sequence + 1, updated_at = now()
                           FROM i WHERE c.id = i.id
                         RETURNING c AS row, i.at, i.event_id)
-       INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at
+       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
+       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at
          FROM changed ch
        RETURNING call_id, payload`,
       [items.map((x) => x.id), items.map((x) => x.at), items.map(() => newId('evt')), ...(extra?.values ?? [])],

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { payerIdSql } from '../billing/charges.js';
 import { inRange, whereInRange, type HistoryRange } from '../history/history-range.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type Sql } from '../lib/pagination.js';
@@ -32,16 +33,17 @@ export interface OperationalEvent<E extends OperationalEventType> {
 
 /**
  * The INSERT of operational events from `source`, a query (or VALUES) yielding, in order, the
- * columns `id, org_id, event, fields, occurred_at` (`fields` a jsonb object). THE shape of an
+ * columns `id, org_id, event, fields, occurred_at` (`fields` a jsonb object); each event's
+ * `account_id` is its organization's payer (a tenant's reseller). THE shape of an
  * operational event's body: `{event, org_id, occurred_at, ...fields}` (CONTRACT.md §4). For a
  * statement of the delivery path that writes the events of its own change in the same
  * statement (the outbox rule, without another round trip); anything else calls
  * `EventsRepository.record`, which is built on it.
  */
 export function insertOperationalEvents(source: string): string {
-  return `INSERT INTO call_events (id, org_id, event, payload, occurred_at)
-          SELECT e.id, e.org_id, e.event, jsonb_build_object('event', e.event, 'org_id', e.org_id, 'occurred_at', iso_utc(e.occurred_at)) || e.fields, e.occurred_at
-            FROM (${source}) AS e(id, org_id, event, fields, occurred_at)`;
+  return `INSERT INTO call_events (id, org_id, account_id, event, payload, occurred_at)
+          SELECT e.id, e.org_id, ${payerIdSql('o')}, e.event, jsonb_build_object('event', e.event, 'org_id', e.org_id, 'occurred_at', iso_utc(e.occurred_at)) || e.fields, e.occurred_at
+            FROM (${source}) AS e(id, org_id, event, fields, occurred_at) JOIN organizations o ON o.id = e.org_id`;
 }
 
 const RECORD = insertOperationalEvents(`VALUES ($1::varchar, $2::varchar, $3::varchar, $4::jsonb, COALESCE($5::timestamptz, now()))`);

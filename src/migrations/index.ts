@@ -14,6 +14,7 @@ import { DoNotCall1795820000000 } from './1795820000000-DoNotCall.js';
 import { ResalePrices1795830000000 } from './1795830000000-ResalePrices.js';
 import { RelayWakeup1795840000000 } from './1795840000000-RelayWakeup.js';
 import { TenantExternalRefIndex1795850000000 } from './1795850000000-TenantExternalRefIndex.js';
+import { EventAccount1795860000000 } from './1795860000000-EventAccount.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
 export const migrations: Array<new () => MigrationInterface> = [
@@ -32,4 +33,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   ResalePrices1795830000000,
   RelayWakeup1795840000000,
   TenantExternalRefIndex1795850000000,
+  EventAccount1795860000000,
 ];

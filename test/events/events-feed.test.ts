@@ -30,8 +30,8 @@ async function insertOldEvent(orgId: string, daysAgo: number): Promise<string> {
   const id = `evt_old${daysAgo}_${Math.random().toString(36).slice(2, 10)}`;
   const at = new Date(Date.now() - daysAgo * DAY);
   await db.query(
-    `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
-     VALUES ($1, 'call_old', $2, 1, 'call.queued', jsonb_build_object('event', 'call.queued', 'call_id', 'call_old', 'org_id', $2::varchar), $3, $3, $3)`,
+    `INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, created_at, relayed_at)
+     VALUES ($1, 'call_old', $2, $2, 1, 'call.queued', jsonb_build_object('event', 'call.queued', 'call_id', 'call_old', 'org_id', $2::varchar), $3, $3, $3)`,
     [id, orgId, at],
   );
   return id;

@@ -57,8 +57,8 @@ interface Seeded {
 async function seed(orgId: string, endpointId: string, at: Date, delivery: { status: string; due?: boolean } | null): Promise<Seeded> {
   const eventId = `evt_hist${randomUUID().slice(0, 8)}`;
   await db.query(
-    `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
-     VALUES ($1, 'call_hist', $2, 4, 'call.completed', '{"event": "call.completed", "call_id": "call_hist"}', $3, $3, $4)`,
+    `INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, created_at, relayed_at)
+     VALUES ($1, 'call_hist', $2, $2, 4, 'call.completed', '{"event": "call.completed", "call_id": "call_hist"}', $3, $3, $4)`,
     [eventId, orgId, at, delivery ? at : null],
   );
   if (!delivery) return { eventId, deliveryId: null, at };
@@ -271,8 +271,8 @@ describe('history partitions', () => {
       await db.query(`DROP TABLE ${partition('call_events', ahead)}`);
       const eventId = `evt_ahead${randomUUID().slice(0, 8)}`;
       await db.query(
-        `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, created_at, relayed_at)
-         VALUES ($1, 'call_ahead', 'org_ahead', 1, 'call.queued', '{}', $2, $2, $2)`,
+        `INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, created_at, relayed_at)
+         VALUES ($1, 'call_ahead', 'org_ahead', 'org_ahead', 1, 'call.queued', '{}', $2, $2, $2)`,
         [eventId, ahead],
       );
       expect(await partitionOf('call_events', 'id', eventId)).to.equal('call_events_default');

@@ -45,9 +45,9 @@ async function insertEvents(org: TestOrg, calls: number): Promise<number> {
        INSERT INTO calls (id, org_id, payer_org_id, agent_id, direction, status, outcome, end_reason, phone_number, simulate, last_sequence)
        SELECT 'call_flt' || $2 || '_' || i, $1, $1, 'agt_faults', 'outbound', 'completed', 'neutral', 'completed', '+14155550100', '{}'::jsonb, 4
          FROM generate_series(1, $3::int) AS i
-       RETURNING id, org_id)
-     INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at)
-     SELECT 'cev_' || c.id || '_' || e.seq, c.id, c.org_id, e.seq, e.name,
+       RETURNING id, org_id, payer_org_id)
+     INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
+     SELECT 'cev_' || c.id || '_' || e.seq, c.id, c.org_id, c.payer_org_id, e.seq, e.name,
             jsonb_build_object('event', e.name, 'call_id', c.id, 'org_id', c.org_id, 'sequence', e.seq,
                                'status', CASE WHEN e.seq = 4 THEN 'completed' ELSE 'in_progress' END,
                                'occurred_at', iso_utc(now()), 'outcome', CASE WHEN e.seq = 4 THEN 'neutral' END),

@@ -16,8 +16,8 @@ async function endpointWithDeliveries(rows: Array<{ status: string; ageSeconds: 
     .expect(201);
   const ids = rows.map((_, i) => `dlv_m${i}_${endpoint.body.id.slice(4, 14)}`);
   await db.query(
-    `INSERT INTO call_events (id, call_id, org_id, sequence, event, payload, occurred_at, relayed_at)
-     SELECT 'evt_' || id, 'call_' || id, $1, 4, 'call.completed', '{"event": "call.completed"}', now(), now() FROM unnest($2::varchar[]) AS id`,
+    `INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, relayed_at)
+     SELECT 'evt_' || id, 'call_' || id, $1, $1, 4, 'call.completed', '{"event": "call.completed"}', now(), now() FROM unnest($2::varchar[]) AS id`,
     [org.id, ids],
   );
   // As the relay makes them: a delivery's created_at is its event's.
