@@ -8,6 +8,13 @@ import type { OperationalEventFields, OperationalEventType } from './event-types
 import type { EventFilters, EventsQuery } from './events.schemas.js';
 
 /**
+ * THE tenant of an event (CONTRACT.md §5), for the `call_events` alias `ev`: its organization when
+ * that is a tenant (its account, the reseller, differs from it), else null. The feed shows it as
+ * `tenant_id`; deliveries of the event carry it.
+ */
+export const eventTenantIdSql = (ev: string) => `CASE WHEN ${ev}.account_id <> ${ev}.org_id THEN ${ev}.org_id END`;
+
+/**
  * An event as the feed shows it (CONTRACT.md §4 "Events feed"): `data` is the stored payload,
  * exactly the body a delivery of it carries before an endpoint's customization.
  */

@@ -177,6 +177,13 @@ export class OrganizationsRepository {
     return row ? orgRefOf(row) : null;
   }
 
+  /** Which of `ids` are the reseller's tenants (any order). */
+  async tenantIdsAmong(resellerId: string, ids: readonly string[]): Promise<Set<string>> {
+    const condition = tenantsOf(resellerId).and('id = ANY(?)', [...ids]);
+    const rows = await this.db.query<Array<{ id: string }>>(`SELECT id FROM organizations WHERE ${condition}`, condition.params);
+    return new Set(rows.map((r) => r.id));
+  }
+
   listTenants<V>(resellerId: string, query: PageParams & { external_ref?: string }, present: (row: TenantRow) => V): Promise<Page<V>> {
     const condition = tenantsOf(resellerId).equal('external_ref', query.external_ref);
     return listPage(this.db, { select: TENANT.select(), from: TENANT.from(), where: condition }, query, present);
