@@ -98,6 +98,8 @@ interface World {
   resellerId: string;
   key: string;
   tenantId: string;
+  /** A key of the reseller restricted to `tenantId` (CONTRACT.md §5). */
+  restrictedKey: string;
   orgForAdmin: string;
   agentId: string;
   numberId: string;
@@ -140,6 +142,7 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
   const memberEmail = uniqueEmail('hostile');
   await addMember(owner.id, { email: memberEmail, capabilities: ['operate'], password: PASSWORD });
   const admin = await request(app.app).post('/admin/v1/orgs').set('Authorization', operator()).send({ name: 'Admin target' });
+  const restricted = await as('/v1/api-keys', { label: 'tenant only', permissions: ['operate'], tenant_ids: [tenant.id] });
   // Resources whose DELETE route is exercised, so the others stay in place.
   const deletable = {
     api_key: (await as('/v1/api-keys', { label: 'to delete', permissions: ['operate'] })).key_id,
@@ -155,6 +158,7 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
     resellerId: owner.id,
     key: owner.key,
     tenantId: tenant.id,
+    restrictedKey: restricted.key,
     orgForAdmin: admin.body.org.id,
     agentId: agent.id,
     numberId: number.id,
@@ -197,7 +201,7 @@ function validRequests(w: World): Record<string, Valid> {
     'POST /admin/v1/orgs/:id/members': { ...id(w.orgForAdmin), body: { email: uniqueEmail('h'), capabilities: ['operate'], password: PASSWORD } },
     'POST /admin/v1/simulator/inbound-calls': { body: { to: w.phoneNumber, from: '+14155550123', simulate } },
     'POST /v1/sessions': { body: { email: w.memberEmail, password: PASSWORD } },
-    'POST /v1/api-keys': { body: { label: 'k', permissions: ['operate'] } },
+    'POST /v1/api-keys': { body: { label: 'k', permissions: ['operate'], tenant_ids: [w.tenantId] } },
     'GET /v1/api-keys': { query: page },
     'DELETE /v1/api-keys/:key_id': { params: { key_id: w.deletable.api_key } },
     'GET /v1/balance': {},
@@ -376,7 +380,8 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
           expect(paths, `${label}: details`).to.not.be.empty;
           if (field)
             expect(
-              paths.some((p) => p === field || p.startsWith(`${field}.`)),
+              // `tenant_ids[1]`: an id that is not one of the caller's tenants (src/orgs/own-tenants.ts).
+              paths.some((p) => p === field || p.startsWith(`${field}.`) || p.startsWith(`${field}[`)),
               `${label}: details name ${field}: ${paths.join(',')}`,
             ).to.equal(true);
         }
@@ -528,6 +533,37 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
         const status = await probe(route, what, () => send(route, valid, { body: body as string, headers }));
         if (route.body) expect(status, `${route.path} with ${what}`).to.be.within(400, 499);
       }
+    }
+  });
+
+  it('a hostile X-Tenant-Id: 404 tenant_not_found for a key of the account, 403 tenant_not_allowed_for_key for a tenant-restricted key, on every route', async () => {
+    // A header cannot carry NUL, CR or LF (HTTP refuses them before any route); above U+00FF, Node sends no header at all.
+    const HOSTILE_HEADER = [
+      'x'.repeat(10_000),
+      '%00',
+      'ten_\u00e9\u00ff',
+      ' ',
+      "'; DROP TABLE organizations; --",
+      '../..',
+      '9'.repeat(30),
+      '*',
+      'ten_%',
+      world.tenantId.toUpperCase(),
+    ];
+    const randomHeader = fc.string({ minLength: 1, maxLength: 60 }).filter((v) => /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(v));
+    const member = app.routes.filter((route) => route.caller === 'member');
+    for (const route of member) {
+      const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
+      const headerProbe = async (value: string) => {
+        const open = await probe(route, `X-Tenant-Id ${value.slice(0, 40)}`, () => send(route, valid, { headers: { 'X-Tenant-Id': value } }));
+        expect(open, `${route.path} X-Tenant-Id ${value.slice(0, 40)}`).to.equal(404);
+        const restricted = await probe(route, `X-Tenant-Id ${value.slice(0, 40)} with a restricted key`, () =>
+          send(route, valid, { headers: { 'X-Tenant-Id': value, Authorization: bearer(world.restrictedKey) } }),
+        );
+        expect(restricted, `${route.path} X-Tenant-Id ${value.slice(0, 40)} with a restricted key`).to.equal(403);
+      };
+      for (const value of HOSTILE_HEADER) await headerProbe(value);
+      await fc.assert(fc.asyncProperty(randomHeader, headerProbe), { numRuns: 2 });
     }
   });
 

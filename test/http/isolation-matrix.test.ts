@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import type request from 'supertest';
 import { db } from '../helpers/db.js';
-import { asCaller, createOrg, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
+import type { RouteDoc } from '../../src/http/route-doc.js';
+import { idParamsResource } from '../../src/http/schemas.js';
+import { asCaller, createOrg, sharedApp, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
 import { CLOSED_AREA_REQUESTS, createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';
 
@@ -201,6 +203,8 @@ interface Account {
   /** The owner key from the operator, and one made through POST /v1/api-keys. */
   keys: Array<{ keyId: string; key: string }>;
   inviteId: string;
+  /** A reseller's key restricted to its first tenant (CONTRACT.md §5), made through POST /v1/api-keys. */
+  restricted?: { keyId: string; key: string; tenant: string };
 }
 
 const accounts = {} as Record<AccountName, Account>;
@@ -346,6 +350,18 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ).id;
       for (const { keyId } of account.keys) ownerOf.set(keyId, spec.name);
       ownerOf.set(account.inviteId, spec.name);
+    }
+
+    for (const spec of RESELLER_CONTEXTS) {
+      const tenant = `${spec.name}a`;
+      const key = await made(
+        ctx[spec.name].caller,
+        '/v1/api-keys',
+        { label: `${spec.name}'s key for ${tenant} only`, permissions: ['operate', 'settings', 'webhooks'], tenant_ids: [ctx[tenant].orgId] },
+        `${spec.name}: POST /v1/api-keys restricted to ${tenant}`,
+      );
+      accounts[spec.account].restricted = { keyId: key.key_id, key: key.key, tenant };
+      ownerOf.set(key.key_id, spec.name);
     }
 
     for (const spec of TENANT_CONTEXTS) {
@@ -685,6 +701,87 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     });
   });
 
+  describe('a tenant-restricted key (CONTRACT.md §5) reaches its tenant only: never another, nor its own account', () => {
+    /** Every route that takes an API key, from the app's own route table. */
+    let routes: RouteDoc[] = [];
+    before(async () => {
+      routes = (await sharedApp()).routes.filter((route) => route.caller === 'member');
+    });
+
+    /** The id a route's path parameter takes for a resource of `target`: the matrix's own where it has one, else one that never existed. */
+    function idFor(resource: string, target: Ctx): string {
+      if (resource === 'tenant') return target.spec.tenant ? target.orgId : (ctx[`${target.spec.account}a`]?.orgId ?? UNKNOWN_TENANT);
+      if (resource === 'api_key') return accounts[target.spec.account].keys[0].keyId;
+      const family = FAMILIES.find((f) => f.resource === resource);
+      return family && target.created[family.name] ? target.created[family.name].id : unknownId(resource);
+    }
+
+    /** `route` aimed at `target`'s resources, with a body its owner could send where the matrix has one. */
+    function send(caller: Caller, route: RouteDoc, target: Ctx): Promise<Response> {
+      const resource = route.params && idParamsResource(route.params);
+      const path = route.path.replace(/:\w+/g, () => idFor(resource!, target));
+      const family = FAMILIES.find((f) => f.path === route.path.replace(/\/:\w+.*$/, ''));
+      if (route.method === 'get') return caller.get(path);
+      if (route.method === 'delete') return caller.delete(path);
+      const body = route.method === 'post' && !route.params ? family?.create?.(target) : family?.intrusion;
+      return caller[route.method](path, body ?? {});
+    }
+
+    const RESTRICTED_ACCOUNTS = RESELLER_CONTEXTS.map((c) => c.account);
+    /** Where each restricted key is sent: no X-Tenant-Id (its own account), every context but its tenant, an id that never existed. */
+    const placesFor = (account: AccountName) => {
+      const tenant = accounts[account].restricted!.tenant;
+      return [
+        { label: 'no X-Tenant-Id', headers: {} as Record<string, string>, target: ctx[account] },
+        ...CONTEXTS.filter((c) => c.name !== tenant).map((c) => ({
+          label: `X-Tenant-Id ${c.name}`,
+          headers: { 'X-Tenant-Id': ctx[c.name].orgId },
+          target: ctx[c.name],
+        })),
+        { label: 'X-Tenant-Id of no organization', headers: { 'X-Tenant-Id': UNKNOWN_TENANT }, target: ctx[account] },
+      ];
+    };
+
+    it('every route × every place outside its tenant: 403 tenant_not_allowed_for_key, one answer for all (R1 and R2 × 8 places × every route)', async () => {
+      expect(routes.length, 'routes taking an API key').to.be.above(60);
+      const report = new Report();
+      const answers = new Set<string>();
+      for (const account of RESTRICTED_ACCOUNTS) {
+        const { key } = accounts[account].restricted!;
+        for (const place of placesFor(account)) {
+          for (const route of routes) {
+            const res = await send(asCaller(key, place.headers), route, place.target);
+            report.check(
+              `${account}'s restricted key, ${place.label}: ${route.method.toUpperCase()} ${route.path}`,
+              wrongError(res, 403, 'tenant_not_allowed_for_key'),
+            );
+            answers.add(res.text);
+          }
+        }
+      }
+      report.check('one answer for every place and route', answers.size === 1 ? null : [...answers].join('\n'));
+      report.assert(RESTRICTED_ACCOUNTS.length * (CONTEXTS.length + 1) * routes.length + 1);
+    });
+
+    it('inside its tenant it reads what is there, as created (control)', async () => {
+      const report = new Report();
+      for (const account of RESTRICTED_ACCOUNTS) {
+        const { key, tenant } = accounts[account].restricted!;
+        const inside = asCaller(key, { 'X-Tenant-Id': ctx[tenant].orgId });
+        const organization = await inside.get('/v1/organization');
+        report.check(`${account}'s restricted key in ${tenant}: GET /v1/organization`, organization.body?.id === ctx[tenant].orgId ? null : organization.text);
+        for (const family of FAMILIES.filter((f) => f.readOne)) {
+          const res = await inside.get(`${family.path}/${ctx[tenant].created[family.name].id}`);
+          report.check(
+            `${account}'s restricted key in ${tenant}: GET ${family.path}/{id}`,
+            res.status === 200 && JSON.stringify(res.body) === JSON.stringify(ctx[tenant].created[family.name]) ? null : `${res.status} ${res.text}`,
+          );
+        }
+      }
+      report.assert(RESTRICTED_ACCOUNTS.length * (1 + FAMILIES.filter((f) => f.readOne).length));
+    });
+  });
+
   describe('after every attempt above: lists show exactly each context’s own, and nothing changed', () => {
     for (const family of FAMILIES) {
       it(`GET ${family.path} in each of the ${CONTEXTS.length} contexts lists exactly that context's ${family.name}`, async () => {
@@ -716,7 +813,7 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     }
 
     const ACCOUNT_LISTS: Array<[string, (a: Account) => string[]]> = [
-      ['/v1/api-keys', (a) => a.keys.map((k) => k.keyId)],
+      ['/v1/api-keys', (a) => [...a.keys.map((k) => k.keyId), ...(a.restricted ? [a.restricted.keyId] : [])]],
       ['/v1/invites', (a) => [a.inviteId]],
     ];
     for (const [path, expected] of ACCOUNT_LISTS) {
