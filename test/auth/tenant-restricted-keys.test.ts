@@ -125,7 +125,7 @@ describe('tenant-restricted API keys (CONTRACT.md §5)', () => {
         for (const stranger of [theirTenant, other.id, ordinary.id, owner.id, UNKNOWN_TENANT, 'not an id']) {
           const res = await postApiKey(owner.key, { label: 'x', permissions: ['operate'], tenant_ids: [tenants[0], stranger, tenants[1]] });
           const error = expectError(res, 400, 'invalid_request');
-          expect(error.details.map((d: { path: string }) => d.path)).to.deep.equal(['tenant_ids[1]']);
+          expect(error.details.map((d: { path: string }) => d.path)).to.deep.equal(['tenant_ids.1']);
           answers.push(res.text.split(JSON.stringify(stranger).slice(1, -1)).join('<id>'));
         }
         expect(new Set(answers).size, answers.join('\n')).to.equal(1);
@@ -134,7 +134,7 @@ describe('tenant-restricted API keys (CONTRACT.md §5)', () => {
           400,
           'invalid_request',
         );
-        expect(both.details.map((d: { path: string }) => d.path)).to.deep.equal(['tenant_ids[0]', 'tenant_ids[2]']);
+        expect(both.details.map((d: { path: string }) => d.path)).to.deep.equal(['tenant_ids.0', 'tenant_ids.2']);
       });
 
       it('creates nothing and takes no creation slot: five creations still pass after many refusals', async () => {
