@@ -125,22 +125,22 @@ describe('reseller-wide webhook endpoints: the fields (CONTRACT.md §5)', () => 
     const before = (await walkList(owner.as, PATH, 100)).items.length;
     const error = expectInvalid(
       await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: [tenantIds[0], foreign, UNKNOWN_TENANT] })),
-      'tenant_ids[1]',
+      'tenant_ids.1',
     );
     expect(error.details).to.deep.equal([
-      { path: 'tenant_ids[1]', message: `${JSON.stringify(foreign)} is not one of your tenants.` },
-      { path: 'tenant_ids[2]', message: `${JSON.stringify(UNKNOWN_TENANT)} is not one of your tenants.` },
+      { path: 'tenant_ids.1', message: `${JSON.stringify(foreign)} is not one of your tenants.` },
+      { path: 'tenant_ids.2', message: `${JSON.stringify(UNKNOWN_TENANT)} is not one of your tenants.` },
     ]);
     // The other reseller itself, and the reseller itself, are no tenants of it either.
-    expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: [other.id] })), 'tenant_ids[0]');
-    expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: [owner.id] })), 'tenant_ids[0]');
+    expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: [other.id] })), 'tenant_ids.0');
+    expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: [owner.id] })), 'tenant_ids.0');
     const tooMany = Array.from({ length: 101 }, (_, i) => `org_${i}`);
     expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: tooMany })), 'tenant_ids');
     expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: [tenantIds[0], tenantIds[0]] })), 'tenant_ids.1');
     expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'some' })), 'tenant_events');
     expectInvalid(await owner.as.post(PATH, endpointBody({ tenant_events: 'all', tenant_ids: 'every' })), 'tenant_ids');
     const endpoint = await createEndpoint(owner.as, { tenant_events: 'all' });
-    expectInvalid(await owner.as.patch(`${PATH}/${endpoint.id}`, { tenant_ids: [foreign] }), 'tenant_ids[0]');
+    expectInvalid(await owner.as.patch(`${PATH}/${endpoint.id}`, { tenant_ids: [foreign] }), 'tenant_ids.0');
     expect((await walkList(owner.as, PATH, 100)).items.length).to.equal(before + 1);
     expect(expectStatus(await owner.as.get(`${PATH}/${endpoint.id}`), 200).body.tenant_ids).to.deep.equal([]);
     // 100 is allowed: named once each, all the reseller's.
