@@ -176,8 +176,8 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),
     usageRollup: new UsageRollup(usage),
-    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks, jobs.failedDeliveries),
-    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints),
+    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks, jobs.failedDeliveries, organizations),
+    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints, organizations),
   };
 
   return {

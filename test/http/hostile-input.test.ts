@@ -192,6 +192,8 @@ function validRequests(w: World): Record<string, Valid> {
     extra_payload: { source: 'ringlane' },
     custom_headers: { 'X-Env': 'test' },
     rate_limit_per_second: 10,
+    tenant_events: 'all',
+    tenant_ids: [w.tenantId],
   };
   return {
     'POST /admin/v1/orgs': { body: { name: 'H', timezone: 'UTC', reseller: false, tenant_limit: 1, ceiling, rates, balance: '10', currency: 'USD' } },
@@ -283,7 +285,9 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/webhook-endpoints/:id': id(w.endpointId),
     'PATCH /v1/webhook-endpoints/:id': { ...id(w.endpointId), body: { ...hook, disabled: false } },
     'DELETE /v1/webhook-endpoints/:id': id(w.deletable.webhook_endpoint),
-    'GET /v1/webhook-deliveries': { query: { ...page, endpoint_id: w.endpointId, status: 'failed', call_id: w.callId, event: 'call.completed' } },
+    'GET /v1/webhook-deliveries': {
+      query: { ...page, endpoint_id: w.endpointId, status: 'failed', call_id: w.callId, event: 'call.completed', tenant_id: w.tenantId },
+    },
     // No delivery exists (no relay runs here): these answer 404 with their valid shape.
     'GET /v1/webhook-deliveries/:id': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-deliveries/:id/retry': { ...id('dlv_none'), status: 404 },

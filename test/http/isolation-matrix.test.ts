@@ -3,6 +3,7 @@ import type request from 'supertest';
 import { db } from '../helpers/db.js';
 import type { RouteDoc } from '../../src/http/route-doc.js';
 import { idParamsResource } from '../../src/http/schemas.js';
+import { createRelay } from '../../src/runtime.js';
 import { asCaller, createOrg, sharedApp, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
 import { CLOSED_AREA_REQUESTS, createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';
@@ -46,6 +47,7 @@ const CONTEXTS: ContextSpec[] = [
 const ACCOUNT_CONTEXTS = CONTEXTS.filter((c) => !c.tenant);
 const TENANT_CONTEXTS = CONTEXTS.filter((c) => c.tenant);
 const RESELLER_CONTEXTS = ACCOUNT_CONTEXTS.filter((c) => c.name !== 'O');
+const RESELLER_NAMES = RESELLER_CONTEXTS.map((c) => c.name);
 /** Ordered pairs (actor, target) of distinct contexts: 7 × 6 = 42. */
 const CROSS_PAIRS = CONTEXTS.flatMap((actor) => CONTEXTS.filter((target) => target !== actor).map((target) => [actor, target] as const));
 
@@ -175,6 +177,25 @@ const FAMILIES: Family[] = [
     table: 'do_not_call_entries',
     create: () => ({ phone_number: uniquePhone(), reason: 'Asked not to be called' }),
     readOne: false,
+    deletable: true,
+  },
+  {
+    // A reseller's own endpoint gets its tenants' events too (CONTRACT.md §5); its port refuses, and no webhooks worker runs here.
+    name: 'webhook-endpoints',
+    path: '/v1/webhook-endpoints',
+    resource: 'webhook_endpoint',
+    idPrefix: 'whe',
+    table: 'webhook_endpoints',
+    create: (c) => ({
+      name: `Hooks of ${c.spec.name}`,
+      url: 'http://127.0.0.1:9/hooks',
+      secret: `secret of ${c.spec.name}`,
+      outcomes: [],
+      ...(RESELLER_NAMES.includes(c.spec.name) ? { tenant_events: 'all' } : {}),
+    }),
+    readOne: true,
+    intrusion: { name: 'Hijacked', url: 'https://intruder.example.com/hooks' },
+    ownUpdate: (c) => ({ name: `Hooks of ${c.spec.name}, renamed` }),
     deletable: true,
   },
   // Read only, and nothing sends texts here: each context's list must still be its own (empty).
@@ -374,6 +395,11 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     }
   });
 
+  after(async () => {
+    // Its endpoints have deliveries waiting: a later test's webhooks worker would try them at a closed port.
+    await db.query('DELETE FROM webhook_endpoints WHERE org_id = ANY($1)', [Object.values(ctx).map((c) => c.orgId)]);
+  });
+
   describe('each context reaches its own (the controls that make the 404s below mean something)', () => {
     for (const family of OWNED.filter((f) => f.readOne)) {
       it(`GET ${family.path}/{id}: every context reads its own ${family.resource}, 200, as created`, async () => {
@@ -489,6 +515,16 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         wrong: (res) => (res.status === 200 && Array.isArray(res.body.data) && res.body.data.length === 0 ? null : `${res.status} ${res.text.slice(0, 300)}`),
       },
       {
+        name: "GET /v1/webhook-deliveries?endpoint_id=<the other's endpoint>: 200, empty",
+        send: (own, other) => own.caller.get(`/v1/webhook-deliveries?endpoint_id=${other.created['webhook-endpoints'].id}`),
+        wrong: (res) => (res.status === 200 && Array.isArray(res.body.data) && res.body.data.length === 0 ? null : `${res.status} ${res.text.slice(0, 300)}`),
+      },
+      {
+        name: "POST /v1/webhook-endpoints/{the other's}/recover: 404 webhook_endpoint_not_found",
+        send: (own, other) => own.caller.post(`/v1/webhook-endpoints/${other.created['webhook-endpoints'].id}/recover`, { since: '2026-01-01T00:00:00Z' }),
+        wrong: (res) => wrongError(res, 404, 'webhook_endpoint_not_found'),
+      },
+      {
         name: "GET /v1/contacts?phone_number=<the other's contact's number>: 200, empty",
         send: (own, other) => own.caller.get(`/v1/contacts?phone_number=${encodeURIComponent(other.created.contacts.phone_number)}`),
         wrong: (res) => (res.status === 200 && Array.isArray(res.body.data) && res.body.data.length === 0 ? null : `${res.status} ${res.text.slice(0, 300)}`),
@@ -505,6 +541,127 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         report.assert(CROSS_PAIRS.length);
       });
     }
+  });
+
+  describe('reseller-wide webhook endpoints and the delivery log (CONTRACT.md §5)', () => {
+    /** Every context's deliveries as its own list shows them, after the relay fanned out every context's call.queued. */
+    const listed: Record<string, any[]> = {};
+    const tenantsOf = (account: string) => TENANT_CONTEXTS.filter((t) => t.account === account);
+    before(async function () {
+      this.timeout(60_000);
+      while ((await createRelay(db).batch()) > 0);
+      for (const spec of CONTEXTS) listed[spec.name] = (await walkList(ctx[spec.name].caller, '/v1/webhook-deliveries', 100)).items;
+    });
+
+    /** `event endpoint tenant_id` of a delivery of `of`'s event to `to`'s endpoint. */
+    const line = (of: ContextSpec, to: ContextSpec) =>
+      `${ctx[of.name].created.events.id} ${ctx[to.name].created['webhook-endpoints'].id} ${of.tenant ? ctx[of.name].orgId : null}`;
+    const lines = (deliveries: any[]) => deliveries.map((d) => `${d.event_id} ${d.endpoint_id} ${d.tenant_id}`).sort();
+
+    it(`GET /v1/webhook-deliveries in each of the ${CONTEXTS.length} contexts lists its own endpoint's deliveries, a reseller's also its own tenants' events (and no other's)`, () => {
+      const report = new Report();
+      for (const spec of CONTEXTS) {
+        const expected = [line(spec, spec), ...(spec.tenant ? [] : tenantsOf(spec.account).map((t) => line(t, spec)))];
+        report.check(spec.label, wrongList(lines(listed[spec.name]), expected.sort()));
+      }
+      report.assert(CONTEXTS.length);
+    });
+
+    it('a reseller’s tenant_id filter lists exactly that tenant’s; any other id is 400 naming tenant_id, another reseller’s tenant as an unknown id', async () => {
+      const report = new Report();
+      for (const spec of ACCOUNT_CONTEXTS) {
+        const caller = ctx[spec.name].caller;
+        const unknown = await caller.get(`/v1/webhook-deliveries?tenant_id=${UNKNOWN_TENANT}`);
+        report.check(`${spec.label}: an unknown tenant`, wrongError(unknown, 400, 'invalid_request'));
+        for (const target of TENANT_CONTEXTS) {
+          const res = await caller.get(`/v1/webhook-deliveries?tenant_id=${ctx[target.name].orgId}`);
+          const own = target.account === spec.account;
+          report.check(
+            `${spec.label}: tenant_id=${target.name}`,
+            own
+              ? res.status === 200 && res.body.next_cursor === null
+                ? wrongList(lines(res.body.data), [line(target, spec)])
+                : `${res.status} ${res.text}`
+              : (wrongError(res, 400, 'invalid_request') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT)),
+          );
+        }
+      }
+      for (const spec of TENANT_CONTEXTS) {
+        const res = await ctx[spec.name].caller.get(`/v1/webhook-deliveries?tenant_id=${ctx[spec.name].orgId}`);
+        report.check(`${spec.label}: tenant_id=its own id`, wrongError(res, 400, 'invalid_request'));
+      }
+      report.assert(ACCOUNT_CONTEXTS.length * (1 + TENANT_CONTEXTS.length) + TENANT_CONTEXTS.length);
+    });
+
+    it(`GET /v1/webhook-deliveries/{id} and its retry: every other context's delivery is 404 webhook_delivery_not_found, as an unknown id (${CROSS_PAIRS.length} pairs)`, async () => {
+      const report = new Report();
+      const unknownDelivery = unknownId('dlv');
+      let cases = 0;
+      for (const [actor, target] of CROSS_PAIRS) {
+        const caller = ctx[actor.name].caller;
+        const read = (id: string) => caller.get(`/v1/webhook-deliveries/${id}`);
+        const retry = (id: string) => caller.post(`/v1/webhook-deliveries/${id}/retry`, {});
+        for (const send of [read, retry]) {
+          const unknown = await send(unknownDelivery);
+          for (const { id } of listed[target.name]) {
+            const res = await send(id);
+            cases++;
+            report.check(
+              `${actor.label} → ${target.name}'s delivery ${id}`,
+              wrongError(res, 404, 'webhook_delivery_not_found') ?? differsFromUnknown(res, id, unknown, unknownDelivery),
+            );
+          }
+        }
+      }
+      // Each context's own delivery at least, for each other context: the loop cannot pass empty.
+      expect(cases).to.be.at.least(CROSS_PAIRS.length * 2);
+      report.assert(cases);
+    });
+
+    it('tenant_ids naming another reseller’s tenant is 400 as an unknown id; "all" is 403 not_a_reseller for O; either field is 400 inside every tenant', async () => {
+      const report = new Report();
+      const body = (fields: object) => ({ name: 'Intrusion', url: 'http://127.0.0.1:9/hooks', secret: 'an intruding secret', outcomes: [], ...fields });
+      for (const spec of RESELLER_CONTEXTS) {
+        const c = ctx[spec.name];
+        const one = `/v1/webhook-endpoints/${c.created['webhook-endpoints'].id}`;
+        const unknownCreate = await c.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'all', tenant_ids: [UNKNOWN_TENANT] }));
+        const unknownPatch = await c.caller.patch(one, { tenant_ids: [UNKNOWN_TENANT] });
+        for (const target of TENANT_CONTEXTS.filter((t) => t.account !== spec.account)) {
+          const id = ctx[target.name].orgId;
+          const create = await c.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'all', tenant_ids: [id] }));
+          report.check(
+            `${spec.label}: POST naming ${target.name}`,
+            wrongError(create, 400, 'invalid_request') ?? differsFromUnknown(create, id, unknownCreate, UNKNOWN_TENANT),
+          );
+          const patch = await c.caller.patch(one, { tenant_ids: [id] });
+          report.check(
+            `${spec.label}: PATCH naming ${target.name}`,
+            wrongError(patch, 400, 'invalid_request') ?? differsFromUnknown(patch, id, unknownPatch, UNKNOWN_TENANT),
+          );
+        }
+      }
+      const o = ctx.O;
+      report.check(
+        'O: POST tenant_events all',
+        wrongError(await o.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'all' })), 403, 'not_a_reseller'),
+      );
+      report.check(
+        'O: PATCH tenant_events all',
+        wrongError(await o.caller.patch(`/v1/webhook-endpoints/${o.created['webhook-endpoints'].id}`, { tenant_events: 'all' }), 403, 'not_a_reseller'),
+      );
+      for (const spec of TENANT_CONTEXTS) {
+        const c = ctx[spec.name];
+        report.check(
+          `${spec.label}: POST tenant_events`,
+          wrongError(await c.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'none' })), 400, 'invalid_request'),
+        );
+        report.check(
+          `${spec.label}: PATCH tenant_ids`,
+          wrongError(await c.caller.patch(`/v1/webhook-endpoints/${c.created['webhook-endpoints'].id}`, { tenant_ids: [] }), 400, 'invalid_request'),
+        );
+      }
+      report.assert(RESELLER_CONTEXTS.length * 2 * 2 + 2 + TENANT_CONTEXTS.length * 2);
+    });
   });
 
   describe('X-Tenant-Id naming a tenant that is not one of the caller’s: 404 tenant_not_found, the same as an unknown id', () => {
