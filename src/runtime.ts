@@ -170,7 +170,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
     smsSender,
     texts,
-    events: new EventsService(events),
+    events: new EventsService(events, organizations),
     history: new HistoryMaintenance(new HistoryRepository(db)),
     tableUpkeep: new TableUpkeep(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),

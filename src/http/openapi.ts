@@ -185,6 +185,13 @@ function responses(route: RouteDoc, components: Record<string, JsonSchema>): Rec
   if (route.status !== 204) {
     if (!route.response) throw new Error(`${route.method.toUpperCase()} ${route.path}: a route that answers a body must declare its response schema`);
     success.content = { 'application/json': { schema: toJsonSchema(route.response, components) } };
+    if (route.csv !== undefined) {
+      success.content['text/csv'] = { schema: { type: 'string', description: route.csv } };
+      success.headers = {
+        'Content-Disposition': { description: 'With `text/csv`: `attachment; filename="..."`.', schema: { type: 'string' } },
+        Vary: { description: '`Accept`: the format follows it.', schema: { type: 'string' } },
+      };
+    }
   }
   const all: Record<string, Response> = { [route.status]: success };
   for (const [status, codes] of errorCodes(route)) {

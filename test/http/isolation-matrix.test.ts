@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type request from 'supertest';
+import request from 'supertest';
 import { db } from '../helpers/db.js';
 import type { RouteDoc } from '../../src/http/route-doc.js';
 import { idParamsResource } from '../../src/http/schemas.js';
 import { createRelay } from '../../src/runtime.js';
-import { asCaller, createOrg, sharedApp, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
+import { app, asCaller, createOrg, sharedApp, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
 import { CLOSED_AREA_REQUESTS, createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';
 
@@ -82,7 +82,13 @@ interface Family {
   /** The owner's own PATCH in the controls: must answer 200 with these fields. */
   ownUpdate?: (c: Ctx) => Record<string, unknown>;
   deletable: boolean;
+  /** The pairs (actor, owner) where the actor reads the owner's resource by id (CONTRACT.md §5: a reseller its tenants' events). */
+  readsAcross?: (actor: ContextSpec, owner: ContextSpec) => boolean;
 }
+
+/** The actor is a reseller acting as itself, the owner one of its tenants. */
+const resellerOverOwnTenant = (actor: ContextSpec, owner: ContextSpec) =>
+  !actor.tenant && actor.account !== 'O' && owner.tenant && owner.account === actor.account;
 
 const FAMILIES: Family[] = [
   {
@@ -200,8 +206,18 @@ const FAMILIES: Family[] = [
   },
   // Read only, and nothing sends texts here: each context's list must still be its own (empty).
   { name: 'messages', path: '/v1/messages', resource: 'message', idPrefix: 'msg', table: 'messages', readOne: false, deletable: false },
-  // Read only: each context's one event is its call's `call.queued` (found after the calls are made).
-  { name: 'events', path: '/v1/events', resource: 'event', idPrefix: 'evt', table: 'call_events', readOne: true, deletable: false },
+  // Read only: each context's one event is its call's `call.queued` (found after the calls are made). A
+  // reseller acting as itself also reads its tenants' by id, as its feed with include_tenants lists them.
+  {
+    name: 'events',
+    path: '/v1/events',
+    resource: 'event',
+    idPrefix: 'evt',
+    table: 'call_events',
+    readOne: true,
+    deletable: false,
+    readsAcross: resellerOverOwnTenant,
+  },
 ];
 const OWNED = FAMILIES.filter((f) => f.create);
 
@@ -444,9 +460,14 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
           for (const [actor, target] of CROSS_PAIRS) {
             const id = ctx[target.name].created[family.name].id;
             const res = await op.send(ctx[actor.name].caller, family, id);
+            const reads = op.method === 'GET' && family.readsAcross?.(actor, target);
             report.check(
-              `${actor.label} → ${target.name}'s ${family.resource} ${id}`,
-              wrongError(res, 404, code) ?? differsFromUnknown(res, id, unknown[actor.name], unknownId(family.idPrefix)),
+              `${actor.label} → ${target.name}'s ${family.resource} ${id}${reads ? ' (its own tenant’s: read, as created)' : ''}`,
+              reads
+                ? res.status === 200 && JSON.stringify(res.body) === JSON.stringify(ctx[target.name].created[family.name])
+                  ? null
+                  : `${res.status} ${res.text}`
+                : (wrongError(res, 404, code) ?? differsFromUnknown(res, id, unknown[actor.name], unknownId(family.idPrefix))),
             );
           }
           report.assert(CONTEXTS.length + CROSS_PAIRS.length);
@@ -758,7 +779,8 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
           report.check(`O → ${target.name}: ${name}`, wrongError(await send(ctx.O.caller, ctx[target.name].orgId), 403, 'not_a_reseller'));
       }
       report.check('O: GET /v1/tenants', wrongError(await ctx.O.caller.get('/v1/tenants'), 403, 'not_a_reseller'));
-      report.assert(TENANT_CONTEXTS.length * ROUTES.length + 1);
+      report.check('O: GET /v1/tenant-usage', wrongError(await ctx.O.caller.get('/v1/tenant-usage'), 403, 'not_a_reseller'));
+      report.assert(TENANT_CONTEXTS.length * ROUTES.length + 2);
     });
 
     it('each reseller reaches its own tenants on the same routes (control)', async () => {
@@ -801,11 +823,12 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ['GET /v1/tenants/{this tenant}', (c, x) => c.get(`/v1/tenants/${x.orgId}`)],
       ['PATCH /v1/tenants/{this tenant}', (c, x) => c.patch(`/v1/tenants/${x.orgId}`, { name: 'Hijacked' })],
       ['GET /v1/tenants/{this tenant}/usage', (c, x) => c.get(`/v1/tenants/${x.orgId}/usage`)],
+      ['GET /v1/tenant-usage', (c) => c.get('/v1/tenant-usage')],
       ['GET /v1/tenants/{this tenant}/prices', (c, x) => c.get(`/v1/tenants/${x.orgId}/prices`)],
       ['PUT /v1/tenants/{this tenant}/prices', (c, x) => c.put(`/v1/tenants/${x.orgId}/prices`, { per_minute: '999.000000', per_text: '999.000000' })],
       ['PUT /v1/booking-page', (c) => c.put('/v1/booking-page', {})],
     ];
-    const OPEN_TO_ACCOUNTS = CLOSED.filter(([name]) => name.startsWith('GET ') && !name.includes('tenants'));
+    const OPEN_TO_ACCOUNTS = CLOSED.filter(([name]) => name.startsWith('GET ') && !name.includes('tenant'));
 
     it(`every closed area inside every tenant (${TENANT_CONTEXTS.length} tenants × ${CLOSED.length} requests)`, async () => {
       const report = new Report();
@@ -983,6 +1006,82 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         report.assert(ACCOUNT_CONTEXTS.length);
       });
     }
+
+    it('GET /v1/events?include_tenants=true lists exactly each reseller’s own events and its two tenants’; tenant_id exactly that tenant’s', async () => {
+      const report = new Report();
+      const eventsOf = (names: string[]) => names.flatMap((name) => [...ctx[name].baseline.events, ctx[name].created.events.id]);
+      for (const spec of RESELLER_CONTEXTS) {
+        const own = CONTEXTS.filter((c) => c.account === spec.account).map((c) => c.name);
+        const { items } = await walkList(ctx[spec.name].caller, '/v1/events?include_tenants=true', 100);
+        report.check(`${spec.label} include_tenants=true`, wrongList(sorted(items.map((i) => i.id)), sorted(eventsOf(own))));
+        for (const tenant of TENANT_CONTEXTS.filter((t) => t.account === spec.account)) {
+          const one = await walkList(ctx[spec.name].caller, `/v1/events?tenant_id=${ctx[tenant.name].orgId}`, 100);
+          report.check(`${spec.label} tenant_id=${tenant.name}`, wrongList(sorted(one.items.map((i) => i.id)), sorted(eventsOf([tenant.name]))));
+        }
+      }
+      report.assert(RESELLER_CONTEXTS.length * 3);
+    });
+
+    it("GET /v1/events?tenant_id= naming another account's tenant, or any organization, is 400 naming tenant_id, the same as an unknown id; O gets 403 not_a_reseller", async () => {
+      const report = new Report();
+      for (const actor of RESELLER_CONTEXTS) {
+        const unknown = await ctx[actor.name].caller.get(`/v1/events?tenant_id=${UNKNOWN_TENANT}`);
+        report.check(`${actor.name}: an unknown id`, wrongError(unknown, 400, 'invalid_request'));
+        for (const target of CONTEXTS.filter((t) => !(t.tenant && t.account === actor.account))) {
+          const id = ctx[target.name].orgId;
+          const res = await ctx[actor.name].caller.get(`/v1/events?tenant_id=${id}`);
+          report.check(
+            `${actor.name} → tenant_id=${target.name}`,
+            wrongError(res, 400, 'invalid_request') ?? differsFromUnknown(res, id, unknown, UNKNOWN_TENANT),
+          );
+        }
+      }
+      for (const target of TENANT_CONTEXTS) {
+        report.check(
+          `O → tenant_id=${target.name}`,
+          wrongError(await ctx.O.caller.get(`/v1/events?tenant_id=${ctx[target.name].orgId}`), 403, 'not_a_reseller'),
+        );
+      }
+      report.check('O include_tenants=true', wrongError(await ctx.O.caller.get('/v1/events?include_tenants=true'), 403, 'not_a_reseller'));
+      for (const spec of TENANT_CONTEXTS) {
+        report.check(
+          `${spec.label} include_tenants=true`,
+          wrongError(await ctx[spec.name].caller.get('/v1/events?include_tenants=true'), 400, 'invalid_request'),
+        );
+      }
+      report.assert(RESELLER_CONTEXTS.length * (1 + CONTEXTS.length - 2) + TENANT_CONTEXTS.length * 2 + 1);
+    });
+
+    it('GET /v1/tenant-usage lists exactly each reseller’s own two tenants, as JSON and as CSV', async () => {
+      const report = new Report();
+      for (const spec of RESELLER_CONTEXTS) {
+        const own = TENANT_CONTEXTS.filter((t) => t.account === spec.account).map((t) => ctx[t.name].orgId);
+        const { items } = await walkList(ctx[spec.name].caller, '/v1/tenant-usage', 1);
+        report.check(
+          `${spec.label} JSON`,
+          wrongList(
+            items.map((i) => i.tenant_id),
+            sorted(own),
+          ),
+        );
+        const res = await request(await app())
+          .get('/v1/tenant-usage')
+          .set({ Authorization: `Bearer ${accounts[spec.account].keys[0].key}`, Accept: 'text/csv' })
+          .buffer(true)
+          .parse((response, done) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () => done(null, text));
+          });
+        const ids = String(res.body)
+          .split('\r\n')
+          .slice(1, -1)
+          .map((line) => line.split(',')[0]);
+        report.check(`${spec.label} CSV`, res.status === 200 ? wrongList(ids, sorted(own)) : `${res.status} ${res.text}`);
+      }
+      report.assert(RESELLER_CONTEXTS.length * 2);
+    });
 
     it('GET /v1/tenants lists exactly each reseller’s own two tenants', async () => {
       const report = new Report();
