@@ -15,6 +15,7 @@ import { ResalePrices1795830000000 } from './1795830000000-ResalePrices.js';
 import { RelayWakeup1795840000000 } from './1795840000000-RelayWakeup.js';
 import { TenantExternalRefIndex1795850000000 } from './1795850000000-TenantExternalRefIndex.js';
 import { EventAccount1795860000000 } from './1795860000000-EventAccount.js';
+import { TenantSpendLimit1795890000000 } from './1795890000000-TenantSpendLimit.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
 export const migrations: Array<new () => MigrationInterface> = [
@@ -34,4 +35,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   RelayWakeup1795840000000,
   TenantExternalRefIndex1795850000000,
   EventAccount1795860000000,
+  TenantSpendLimit1795890000000,
 ];
