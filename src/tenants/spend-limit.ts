@@ -26,7 +26,7 @@ export function spendMonth(at: Date): SpendMonth {
 }
 
 /** The thresholds `spent` is at or past, of `limit`. */
-export const thresholdsReached = (spent: Micros, limit: Micros): number[] => SPEND_THRESHOLDS.filter((percent) => spent * 100n >= limit * BigInt(percent));
+const thresholdsReached = (spent: Micros, limit: Micros): number[] => SPEND_THRESHOLDS.filter((percent) => spent * 100n >= limit * BigInt(percent));
 
 /** A tenant with a limit, as a transaction charging it sees it under its row lock. */
 interface TenantMonth {
