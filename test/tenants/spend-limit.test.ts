@@ -16,7 +16,7 @@ import { startOfUtcMonth } from '../../src/usage/usage-window.js';
 import { verifyRinglaneSignature } from '../../src/webhooks/verify.js';
 import { appOver, bearer, expectError, expectStatus, type Caller } from '../helpers/api.js';
 import { db } from '../helpers/db.js';
-import { ServiceProcesses } from '../helpers/processes.js';
+import { ServiceProcesses, waitUntil } from '../helpers/processes.js';
 import { receiversOfBlock, type Receiver } from '../helpers/receiver.js';
 import { redisForTests } from '../helpers/redis.js';
 import { createTenant, reseller, type Reseller } from '../helpers/tenants.js';
@@ -52,7 +52,7 @@ const setLimit = async (owner: Reseller, tenantId: string, limit: string | null)
   expectStatus(await owner.as.patch(`/v1/tenants/${tenantId}/limits`, { monthly_spend_limit: limit }), 200).body;
 const thresholdFeed = async (caller: Caller) =>
   expectStatus(await caller.get('/v1/events?type=tenant.spend_threshold&limit=100'), 200).body.data as Array<{ id: string; data: any }>;
-const finished = (owner: Reseller, tenant: Tenant, ids: string[]) => waitForCalls(owner, ids, 30_000, { 'X-Tenant-Id': tenant.id });
+const finished = (owner: Reseller, tenant: Tenant, ids: string[]) => waitForCalls(owner, ids, 60_000, { 'X-Tenant-Id': tenant.id });
 const month = () => spendMonth(new Date()).month;
 
 describe('tenant spend limit (CONTRACT.md §5)', function () {
@@ -215,12 +215,20 @@ describe('tenant spend limit (CONTRACT.md §5)', function () {
       expect((await limitsOf(owner, tenant.id)).spent_this_month).to.equal('0.850000');
       await listening.until((got) => got.length >= 1);
 
-      // 5.00 for a call in progress while two more wait for its slot: it goes on and is charged; they are never dialed.
-      const long = expectStatus(await placeInside(tenant, { duration_seconds: 500, outcome: 'positive' }), 201).body;
+      // 25.00 for a call in progress (5 s of real time) while two more wait for its slot: it goes on
+      // and is charged; they are never dialed.
+      const long = expectStatus(await placeInside(tenant, { duration_seconds: 2500, outcome: 'positive' }), 201).body;
+      await waitUntil(
+        'the long call in progress',
+        async () => (await db.query('SELECT status FROM calls WHERE id = $1', [long.id]))[0].status === 'in_progress',
+        20_000,
+        () => long.id,
+        20,
+      );
       const waiting = [];
       for (let i = 0; i < 2; i++) waiting.push(expectStatus(await placeInside(tenant, { duration_seconds: 30 }), 201).body);
       const [charged, ...canceled] = await finished(owner, tenant, [long.id, ...waiting.map((c) => c.id)]);
-      expect(charged).to.include({ status: 'completed', charge: '5.000000' });
+      expect(charged).to.include({ status: 'completed', charge: '25.000000' });
       for (const call of canceled) {
         expect(call).to.include({ status: 'canceled', end_reason: 'spend_limit_reached', charge: '0.000000', duration_seconds: 0, started_at: null });
         const events = await eventsOf(call.id);
@@ -228,7 +236,7 @@ describe('tenant spend limit (CONTRACT.md §5)', function () {
         const [row] = await db.query('SELECT dialed_at FROM calls WHERE id = $1', [call.id]);
         expect(row.dialed_at, 'never dialed').to.equal(null);
       }
-      expect(await limitsOf(owner, tenant.id)).to.include({ monthly_spend_limit: '1.000000', spent_this_month: '5.850000' });
+      expect(await limitsOf(owner, tenant.id)).to.include({ monthly_spend_limit: '1.000000', spent_this_month: '25.850000' });
       expectError(await placeInside(tenant, { duration_seconds: 1 }), 402, 'spend_limit_reached');
 
       // The first call's text was sent and charged; the second's is recorded failed, uncharged, and never sent.
@@ -239,24 +247,24 @@ describe('tenant spend limit (CONTRACT.md §5)', function () {
       ]);
       const [failed] = await db.query('SELECT sent_at FROM messages WHERE call_id = $1', [long.id]);
       expect(failed.sent_at).to.equal(null);
-      expect(expectStatus(await owner.as.get('/v1/balance'), 200).body.balance).to.equal('94.150000');
+      expect(expectStatus(await owner.as.get('/v1/balance'), 200).body.balance).to.equal('74.150000');
 
       // The canceled calls' call.completed reached the tenant's endpoint; the thresholds only the reseller's listing one.
       await tenantHooks.until((got) => got.filter((r) => r.body.end_reason === 'spend_limit_reached').length === 2);
       await expectThresholds(owner, listening, tenant.id, [
         [80, '0.850000', '1.000000'],
-        [100, '5.850000', '1.000000'],
+        [100, '25.850000', '1.000000'],
       ]);
       expect(tenantHooks.received.map((r) => r.body.event)).to.not.include('tenant.spend_threshold');
       expect(notListing.received.map((r) => r.body.event)).to.not.include('tenant.spend_threshold');
       expect(await thresholdFeed(tenant.inside)).to.deep.equal([]);
 
       // Raised: calls go on at once, and no threshold is sent again this month.
-      expect(await setLimit(owner, tenant.id, '10.00')).to.include({ monthly_spend_limit: '10.000000', spent_this_month: '5.850000' });
+      expect(await setLimit(owner, tenant.id, '40.00')).to.include({ monthly_spend_limit: '40.000000', spent_this_month: '25.850000' });
       const again = expectStatus(await placeInside(tenant, { duration_seconds: 10 }), 201).body;
       expect((await finished(owner, tenant, [again.id]))[0]).to.include({ status: 'completed', charge: '0.100000' });
       // Removed: no limit at all.
-      expect(await setLimit(owner, tenant.id, null)).to.include({ monthly_spend_limit: null, spent_this_month: '5.950000' });
+      expect(await setLimit(owner, tenant.id, null)).to.include({ monthly_spend_limit: null, spent_this_month: '25.950000' });
       await sleep(500);
       expect(listening.received).to.have.lengthOf(2);
     });
