@@ -183,14 +183,14 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     phoneNumbers: new PhoneNumbersService(db, numbers, carriers, smsSender, resources.agents),
     smsSender,
     texts,
-    events: new EventsService(events),
+    events: new EventsService(events, organizations),
     history: new HistoryMaintenance(new HistoryRepository(db)),
     tableUpkeep: new TableUpkeep(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
     usage: new UsageService(usage, tenants),
     usageRollup: new UsageRollup(usage),
-    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks, jobs.failedDeliveries),
-    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints),
+    webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks, jobs.failedDeliveries, organizations),
+    webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints, organizations),
   };
 
   return {

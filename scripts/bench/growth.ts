@@ -443,6 +443,8 @@ async function main(): Promise<void> {
           run: get(`/v1/tenants/${measured.id}/usage?since=${since.toISOString()}&until=${until.toISOString()}`, {}),
         },
         { name: 'GET /v1/tenants?external_ref=', run: get(`/v1/tenants?external_ref=${measured.externalRef}`, {}) },
+        // A page of the report: the 3 tenants of the empty database, 100 of the grown one's (so its ratio is not the others').
+        { name: 'GET /v1/tenant-usage (366 days, 100)', run: get(`/v1/tenant-usage?since=${since.toISOString()}&until=${until.toISOString()}&limit=100`, {}) },
         {
           name: 'POST /v1/calls',
           run: () =>

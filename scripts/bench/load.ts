@@ -1,9 +1,10 @@
 // npm run bench:load — the whole service as `npm start` runs it, at its defaults, under an open-model
 // load: POST /v1/calls sent on a clock (not after the previous answer), answered calls with 1 s of
-// talk, one organization, one webhook endpoint on a receiver in a process of its own. Prints, per
-// rate, POST and event-arrival percentiles and CPU per delivered event of every process (the
-// service's, their Postgres backends, Redis); the highest rate held; a burst; the API against bare
-// Express; the idle cost. What each figure means: docs/operations.md#benchmarks.
+// talk, one organization, one webhook endpoint on a receiver in a process of its own (or, with
+// BENCH_SHAPE=reseller, one reseller-wide endpoint over BENCH_TENANTS tenants, the calls spread
+// over them). Prints, per rate, POST and event-arrival percentiles and CPU per delivered event of
+// every process (the service's, their Postgres backends, Redis); the highest rate held; a burst;
+// the API against bare Express; the idle cost. What each figure means: docs/operations.md#benchmarks.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
@@ -53,6 +54,9 @@ const PORT = numberFrom('BENCH_PORT', 3910);
 const RECEIVER_PORT = numberFrom('BENCH_RECEIVER_PORT', 3911);
 const BARE_PORT = numberFrom('BENCH_BARE_PORT', 3912);
 const DATABASE = process.env.BENCH_DATABASE ?? 'ringlane_bench_load';
+/** `org`: one organization, one endpoint. `reseller`: one reseller-wide endpoint (CONTRACT.md §5) over BENCH_TENANTS tenants, the calls round-robin over them. */
+const SHAPE = process.env.BENCH_SHAPE ?? 'org';
+const TENANTS = numberFrom('BENCH_TENANTS', 100);
 const REDIS_PREFIX = DATABASE;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
@@ -111,10 +115,17 @@ function receiverMain(port: number): void {
 // ---------------------------------------------------------------------------------------------
 // The load generator (a process of its own): POST /v1/calls on a clock, or with a fixed number in flight.
 
+/** One place calls go: inside a tenant (X-Tenant-Id) or the organization itself, with its agent and contact. */
+interface CallTarget {
+  tenantId: string | null;
+  body: string;
+}
+
 interface LoadOrder {
   base: string;
   key: string;
-  body: string;
+  /** Each call goes to the next, round-robin. */
+  targets: CallTarget[];
   /** Open model: calls per second for `seconds`. */
   rate?: number;
   seconds?: number;
@@ -138,15 +149,19 @@ async function loadgenMain(): Promise<void> {
   const dispatcher = new Agent({ connections: 1024, pipelining: 1, keepAliveTimeout: 60_000 });
   const run = async (order: LoadOrder) => {
     const report: LoadReport = { sent: 0, accepted: 0, statuses: {}, latencies: [], callIds: [], firstSent: wallClock(), lastAnswered: 0 };
-    const headers = { authorization: `Bearer ${order.key}`, 'content-type': 'application/json' };
+    const headers = order.targets.map(({ tenantId }) => ({
+      authorization: `Bearer ${order.key}`,
+      'content-type': 'application/json',
+      ...(tenantId ? { 'x-tenant-id': tenantId } : {}),
+    }));
     const post = async (startedAt: number) => {
-      report.sent++;
+      const at = report.sent++ % order.targets.length;
       let status = 'error';
       try {
         const res = await request(`${order.base}/v1/calls`, {
           method: 'POST',
-          headers,
-          body: order.body,
+          headers: headers[at],
+          body: order.targets[at].body,
           dispatcher,
           headersTimeout: 60_000,
           bodyTimeout: 60_000,
@@ -315,6 +330,48 @@ async function runStep(label: string, order: LoadOrder, loadgen: ChildProcess, r
   return { label, backlog, report, arrivals: answer.arrivals.sort((a, b) => a - b), delivered: answer.received, owed, cpu, drainedMs };
 }
 
+type Api = <T>(method: string, path: string, token: string, body?: unknown, tenantId?: string) => Promise<T>;
+
+/**
+ * The account the load runs on (BENCH_SHAPE): one organization with an agent, a contact and one
+ * endpoint; or a reseller with one reseller-wide endpoint and BENCH_TENANTS tenants, each with its
+ * starter agent and a contact, its limits its reseller's (the ceiling below).
+ */
+async function setUp(api: Api): Promise<{ key: string; targets: CallTarget[] }> {
+  const reseller = SHAPE === 'reseller';
+  if (!reseller && SHAPE !== 'org') throw new Error(`BENCH_SHAPE must be org or reseller, not ${SHAPE}`);
+  const { api_key } = await api<CreatedOrg>('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
+    name: 'Bench load',
+    balance: '100000000',
+    rates: { per_minute: '0.12', per_text: '0.01' },
+    ceiling: { max_concurrent_calls: 10_000, max_calls_per_hour: 1_000_000 },
+    ...(reseller ? { reseller: true, tenant_limit: TENANTS } : {}),
+  });
+  const key = api_key.key;
+  await api('POST', '/v1/webhook-endpoints', key, {
+    name: 'Bench',
+    url: `http://127.0.0.1:${RECEIVER_PORT}/hooks`,
+    secret: SECRET,
+    outcomes: [],
+    ...(reseller ? { tenant_events: 'all' } : {}),
+  });
+  const target = async (tenantId: string | null): Promise<CallTarget> => {
+    const inside = tenantId ?? undefined;
+    const agent = tenantId
+      ? (await api<{ data: Array<{ id: string }> }>('GET', '/v1/agents', key, undefined, inside)).data[0]
+      : await api<{ id: string }>('POST', '/v1/agents', key, { name: 'Bench agent' });
+    const contact = await api<{ id: string }>('POST', '/v1/contacts', key, { name: 'Bench contact', phone_number: '+14155550100' }, inside);
+    return { tenantId, body: JSON.stringify({ agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 1 } }) };
+  };
+  if (!reseller) return { key, targets: [await target(null)] };
+  const targets: CallTarget[] = [];
+  for (let i = 0; i < TENANTS; i++) {
+    const tenant = await api<{ id: string }>('POST', '/v1/tenants', key, { name: `Bench tenant ${i}`, timezone: 'UTC', industry: 'other' });
+    targets.push(await target(tenant.id));
+  }
+  return { key, targets };
+}
+
 const held = (s: Step) =>
   s.report.accepted === s.report.sent &&
   s.delivered === s.owed &&
@@ -398,27 +455,22 @@ async function main(): Promise<void> {
         `own database ${DATABASE}, Redis prefix ${REDIS_PREFIX}; receiver and load generator in processes of their own; ${fmt((await import('node:os')).cpus().length)} cores`,
     );
 
-    const api = async <T>(method: string, path: string, token: string, body?: unknown): Promise<T> => {
+    const api: Api = async <T>(method: string, path: string, token: string, body?: unknown, tenantId?: string): Promise<T> => {
       const res = await fetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(tenantId ? { 'x-tenant-id': tenantId } : {}) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
       return res.json() as Promise<T>;
     };
-    const { api_key } = await api<CreatedOrg>('POST', '/admin/v1/orgs', OPERATOR_TOKEN, {
-      name: 'Bench load',
-      balance: '100000000',
-      rates: { per_minute: '0.12', per_text: '0.01' },
-      ceiling: { max_concurrent_calls: 10_000, max_calls_per_hour: 1_000_000 },
-    });
-    const key = api_key.key;
-    const agent = await api<{ id: string }>('POST', '/v1/agents', key, { name: 'Bench agent' });
-    const contact = await api<{ id: string }>('POST', '/v1/contacts', key, { name: 'Bench contact', phone_number: '+14155550100' });
-    await api('POST', '/v1/webhook-endpoints', key, { name: 'Bench', url: `http://127.0.0.1:${RECEIVER_PORT}/hooks`, secret: SECRET, outcomes: [] });
-    const body = JSON.stringify({ agent_id: agent.id, contact_id: contact.id, simulate: { duration_seconds: 1 } });
-    const order = (o: Partial<LoadOrder>): LoadOrder => ({ base, key, body, ...o });
+    const { key, targets } = await setUp(api);
+    console.log(
+      SHAPE === 'reseller'
+        ? `shape: one reseller-wide endpoint over ${fmt(targets.length)} tenants, the calls round-robin over them`
+        : 'shape: one endpoint in one organization',
+    );
+    const order = (o: Partial<LoadOrder>): LoadOrder => ({ base, key, targets, ...o });
 
     if (PHASES.has('idle')) {
       // Past the settling after start and setup: for about a minute after its last work a process runs

@@ -31,6 +31,10 @@ export class ApiKey {
   @Column({ type: 'text', array: true })
   permissions!: Capability[];
 
+  /** CONTRACT.md §5: the only tenants the key may act in; null for a key of the whole account. */
+  @Column({ name: 'tenant_ids', type: 'text', array: true, nullable: true })
+  tenantIds!: string[] | null;
+
   @Column({ type: 'char', length: 12 })
   prefix!: string;
 

@@ -1,14 +1,13 @@
 import type { ApiRouter } from '../http/endpoint.js';
 import { pageOf } from '../http/pagination.js';
 import { type PageParams } from '../lib/pagination.js';
-import type { Capability } from './capabilities.js';
-import { apiKeySchema, createApiKeySchema, keyIdParams, listApiKeysQuery, newApiKeySchema } from './api-keys.schemas.js';
+import { apiKeySchema, createApiKeySchema, keyIdParams, listApiKeysQuery, newApiKeySchema, type CreateApiKeyInput } from './api-keys.schemas.js';
 import type { ApiKeysService } from './api-keys.service.js';
 
-/** SPEC.md §4.3. Keys are closed inside a tenant (§4.1 rule 2). */
+/** SPEC.md §4.3, CONTRACT.md §5 (tenant-restricted keys). Keys are closed inside a tenant (§4.1 rule 2). */
 export function apiKeyRoutes(api: ApiRouter, keys: ApiKeysService): void {
   api
-    .post<{ label: string; permissions: Capability[] }>('/api-keys', {
+    .post<CreateApiKeyInput>('/api-keys', {
       summary: 'Create an API key',
       errors: { 429: ['rate_limited'] },
       capability: 'api_keys',

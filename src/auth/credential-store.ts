@@ -11,6 +11,8 @@ export interface KeyCredential {
   keyId: string;
   memberId: string;
   permissions: Capability[];
+  /** CONTRACT.md §5: the only tenants the key may act in; null for a key of the whole account. Cached with the key, never changed. */
+  tenantIds: ReadonlySet<string> | null;
   org: OrgRef;
 }
 
@@ -63,7 +65,13 @@ export class CredentialStore {
       const stored = await this.credentials.findKeyByHash(hash);
       // The index already matched; constant time guards against a collation or padding near-match.
       if (!stored || !sameDigest(stored.key_hash, hash)) return null;
-      credential = { keyId: stored.key_id, memberId: stored.member_id, permissions: stored.permissions, org: stored.org };
+      credential = {
+        keyId: stored.key_id,
+        memberId: stored.member_id,
+        permissions: stored.permissions,
+        tenantIds: stored.tenant_ids && new Set(stored.tenant_ids),
+        org: stored.org,
+      };
       // Cached only while the cache is still of the epoch read before the lookup: a revocation
       // committed meanwhile bumps it after, and a request that read the new epoch may already have
       // cleared the cache (this lookup's answer, from before the commit, must not outlive that).

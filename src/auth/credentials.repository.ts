@@ -12,6 +12,7 @@ const API_KEY = rowShape('api_keys', {
   id: column<string>(),
   label: column<string>(),
   permissions: column<Capability[]>(),
+  tenant_ids: column<string[] | null>(),
   prefix: column<string>(),
   created_at: column<Date>(),
   last_used_at: column<Date | null>(),
@@ -25,6 +26,7 @@ const KEY_CREDENTIAL = rowShape('api_keys', {
   key_hash: column<string>(),
   member_id: column<string>(),
   permissions: column<Capability[]>(),
+  tenant_ids: column<string[] | null>(),
 });
 
 const SESSION_CREDENTIAL = rowShape('sessions', {
@@ -44,12 +46,21 @@ export class CredentialsRepository {
 
   async insertKey(
     em: EntityManager,
-    key: { id: string; orgId: string; memberId: string; label: string; permissions: Capability[]; prefix: string; keyHash: string },
+    key: {
+      id: string;
+      orgId: string;
+      memberId: string;
+      label: string;
+      permissions: Capability[];
+      tenantIds: string[] | null;
+      prefix: string;
+      keyHash: string;
+    },
   ): Promise<ApiKeyRow> {
     const [row] = await em.query<ApiKeyRow[]>(
-      `INSERT INTO api_keys (id, org_id, member_id, label, permissions, prefix, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO api_keys (id, org_id, member_id, label, permissions, tenant_ids, prefix, key_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        RETURNING ${API_KEY.select()}`,
-      [key.id, key.orgId, key.memberId, key.label, key.permissions, key.prefix, key.keyHash],
+      [key.id, key.orgId, key.memberId, key.label, key.permissions, key.tenantIds, key.prefix, key.keyHash],
     );
     return row;
   }
@@ -73,7 +84,9 @@ export class CredentialsRepository {
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hash],
     );
-    return row ? { key_id: row.key_id, key_hash: row.key_hash, member_id: row.member_id, permissions: row.permissions, org: orgRefOf(row) } : null;
+    return row
+      ? { key_id: row.key_id, key_hash: row.key_hash, member_id: row.member_id, permissions: row.permissions, tenant_ids: row.tenant_ids, org: orgRefOf(row) }
+      : null;
   }
 
   /** Writes keys' `last_used_at` in one statement, never moving one back. */

@@ -2,10 +2,10 @@ import type { DataSource } from 'typeorm';
 import { payerIdSql } from '../billing/charges.js';
 import { inRange, whereInRange, type HistoryRange } from '../history/history-range.js';
 import { newId } from '../lib/ids.js';
-import { listPage, type Page, type Sql } from '../lib/pagination.js';
+import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, presentRow, rowShape, where, type Presented, type RowOf } from '../lib/sql.js';
 import type { OperationalEventFields, OperationalEventType } from './event-types.js';
-import type { EventFilters, EventsQuery } from './events.schemas.js';
+import type { EventFilters } from './events.schemas.js';
 
 /**
  * THE tenant of an event (CONTRACT.md §5), for the `call_events` alias `ev`: its organization when
@@ -22,12 +22,22 @@ const eventRow = rowShape('call_events', {
   id: column<string>(),
   type: column<string>('ev.event'),
   created_at: column<Date>(),
+  tenant_id: column<string | null>(eventTenantIdSql('ev')),
   data: column<Record<string, unknown>>('ev.payload'),
 });
 
 export type EventRow = RowOf<typeof eventRow.columns>;
-/** `{id, type, created_at, data}`, times as ISO strings. */
+/** `{id, type, created_at, tenant_id, data}`, times as ISO strings. */
 export type EventView = Presented<EventRow>;
+
+/**
+ * Whose events a read covers: one organization's (`org_id`), or an account's (`account_id`: a
+ * reseller's own and all its tenants', one index range newest first however many tenants).
+ */
+export interface EventScope {
+  by: 'org_id' | 'account_id';
+  id: string;
+}
 
 /** What `record` writes: an operational event of `orgId`, with the fields of its type. */
 export interface OperationalEvent<E extends OperationalEventType> {
@@ -75,21 +85,21 @@ export class EventsRepository {
   }
 
   /**
-   * A page of the organization's events in `retained`, newest first, with the request's
+   * A page of the events of `scope` in `retained`, newest first, with the request's
    * filters. `created_after`/`created_before` narrow the range; never widen it.
    */
-  list(orgId: string, retained: HistoryRange, query: EventsQuery): Promise<Page<EventView>> {
-    const filters = where('ev.org_id = ?', orgId)
+  list(scope: EventScope, retained: HistoryRange, query: EventFilters & PageParams): Promise<Page<EventView>> {
+    const filters = where(`ev.${scope.by} = ?`, scope.id)
       .and(...eventsBetween(retained, query))
       .matching(query, { type: 'ev.event', call_id: 'ev.call_id' });
     return listPage(this.db, { select: eventRow.select('ev'), from: eventRow.from('ev'), where: filters }, query, presentRow<EventRow>);
   }
 
-  /** The organization's event with this id in `retained`: one primary-key probe per day (an id says nothing of its time). */
-  async find(orgId: string, id: string, retained: HistoryRange): Promise<EventRow | null> {
+  /** The event of `scope` with this id in `retained`: one primary-key probe per day (an id says nothing of its time). */
+  async find(scope: EventScope, id: string, retained: HistoryRange): Promise<EventRow | null> {
     const [row] = await this.db.query<EventRow[]>(
-      `SELECT ${eventRow.select('ev')} FROM ${eventRow.from('ev')} WHERE ev.id = $1 AND ev.org_id = $2 AND ${inRange('ev.created_at', '$3', '$4')}`,
-      [id, orgId, retained.from, retained.to],
+      `SELECT ${eventRow.select('ev')} FROM ${eventRow.from('ev')} WHERE ev.id = $1 AND ev.${scope.by} = $2 AND ${inRange('ev.created_at', '$3', '$4')}`,
+      [id, scope.id, retained.from, retained.to],
     );
     return row ?? null;
   }

@@ -73,6 +73,8 @@ function operationMarkdown(path: string, method: string, operation: Operation, d
   for (const [status, response] of Object.entries(operation.responses)) {
     const schema = response.content?.['application/json']?.schema;
     if (Number(status) < 300 && schema && !schema.$ref) lines.push(`Response ${status}:`, '', ...schemaMarkdown(schema));
+    const csv = response.content?.['text/csv']?.schema;
+    if (csv) lines.push(`Response ${status} with \`Accept: text/csv\`: ${csv.description}`, '');
   }
   return lines;
 }

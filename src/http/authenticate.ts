@@ -6,11 +6,16 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from '../lib/errors.
 
 const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
 
-/** Resolves `Authorization: Bearer <API key | session token>` and `X-Tenant-Id` into `res.locals.actor`. */
+/**
+ * Resolves `Authorization: Bearer <API key | session token>` and `X-Tenant-Id` into `res.locals.actor`:
+ * the one owner of who may act where, for every `/v1` route that takes a credential.
+ */
 export function authenticate(store: CredentialStore): RequestHandler {
   return async (req, res, next) => {
     const token = BEARER.exec(req.get('authorization') ?? '')?.[1];
     let actor: Actor | null = null;
+    /** The tenants a restricted key may act in (CONTRACT.md §5); null: no restriction. */
+    let onlyTenants: ReadonlySet<string> | null = null;
     if (token?.startsWith(API_KEY_PREFIX)) {
       const key = await store.findApiKey(token);
       if (key) {
@@ -23,6 +28,7 @@ export function authenticate(store: CredentialStore): RequestHandler {
           ownerOrg: key.org,
           org: key.org,
         };
+        onlyTenants = key.tenantIds;
       }
     } else if (token?.startsWith(SESSION_TOKEN_PREFIX)) {
       const session = await store.findSession(token);
@@ -41,6 +47,11 @@ export function authenticate(store: CredentialStore): RequestHandler {
     if (!actor) throw new UnauthorizedError();
 
     const tenantId = req.get('x-tenant-id');
+    // Decided from the cached key alone, before any lookup: the same answer for the account itself,
+    // another of its tenants, another account's and an id that never existed.
+    if (onlyTenants && (tenantId === undefined || !onlyTenants.has(tenantId))) {
+      throw new ForbiddenError('tenant_not_allowed_for_key', 'This API key works only inside the tenants it was made for: send X-Tenant-Id with one of them.');
+    }
     if (tenantId !== undefined) {
       if (actor.via !== 'api_key') {
         throw new ForbiddenError('tenant_header_requires_api_key', 'X-Tenant-Id works with API keys only, not with a session.');

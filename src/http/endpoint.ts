@@ -3,7 +3,9 @@ import Joi from 'joi';
 import { actorOf, isActingInTenant, type Actor } from '../auth/actor.js';
 import type { Capability } from '../auth/capabilities.js';
 import { sendOutcome, type IdempotentRequests } from '../idempotency/idempotent.js';
+import { CsvFile } from '../lib/csv.js';
 import { ForbiddenError, MissingCapabilityError } from '../lib/errors.js';
+import { sendCsv } from './csv-response.js';
 import type { RouteDoc, RouteErrors } from './route-doc.js';
 import { validate } from './validate.js';
 
@@ -12,6 +14,8 @@ export interface Context<B, Q, P> {
   body: B;
   query: Q;
   params: P;
+  /** The answer's format: `csv` when the route offers it and the request's `Accept` prefers `text/csv`. */
+  format: 'json' | 'csv';
   req: Request;
   res: Response;
 }
@@ -31,7 +35,13 @@ interface Common<B, Q, P> {
 }
 
 /** Reads need no capability (SPEC.md §5 rule 3). */
-export type ReadEndpoint<Q, P> = Common<never, Q, P>;
+export interface ReadEndpoint<Q, P> extends Common<never, Q, P> {
+  /**
+   * The route also answers CSV (`Accept: text/csv`; its handler then returns a `CsvFile`, streamed):
+   * what the CSV holds, for the docs.
+   */
+  csv?: string;
+}
 
 export interface WriteEndpoint<B, Q, P> extends Common<B, Q, P> {
   capability: Capability;
@@ -39,6 +49,9 @@ export interface WriteEndpoint<B, Q, P> extends Common<B, Q, P> {
 }
 
 const EMPTY = Joi.object({});
+
+/** What a route with a CSV answer offers, JSON first (the answer when `Accept` says nothing); an asked-for charset is the one sent. */
+const NEGOTIATED = ['application/json', 'text/csv', 'text/csv; charset=utf-8'];
 
 const closedToTenants = () => new ForbiddenError('not_available_for_tenant', 'This area is not available inside a tenant.');
 
@@ -91,7 +104,11 @@ export class ApiRouter {
     return this.add('delete', path, spec);
   }
 
-  private add<B, Q, P>(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, spec: Common<B, Q, P> & Partial<WriteEndpoint<B, Q, P>>): this {
+  private add<B, Q, P>(
+    method: 'get' | 'post' | 'put' | 'patch' | 'delete',
+    path: string,
+    spec: Common<B, Q, P> & Partial<WriteEndpoint<B, Q, P>> & Pick<ReadEndpoint<Q, P>, 'csv'>,
+  ): this {
     // Path parameters reach SQL: each route must say what they may hold.
     if (path.includes(':') && !spec.params) throw new Error(`${method.toUpperCase()} ${path}: path parameters without a schema`);
     const authorize: RequestHandler = (_req, res, next) => {
@@ -109,12 +126,14 @@ export class ApiRouter {
     };
     const success = spec.status ?? (method === 'post' ? 201 : 200);
     const run: RequestHandler = async (req, res) => {
+      if (spec.csv !== undefined) res.vary('Accept');
       // Validated before an Idempotency-Key is claimed: bad input is answered without a record.
       const ctx: Context<B, Q, P> = {
         actor: actorOf(res),
         params: spec.params ? validate<P>(spec.params, req.params, 'params') : (req.params as P),
         query: validate<Q>(spec.query ?? EMPTY, req.query, 'query'),
         body: spec.body ? validate<B>(spec.body, req.body, 'body') : (undefined as B),
+        format: spec.csv !== undefined && String(req.accepts(NEGOTIATED)).startsWith('text/csv') ? 'csv' : 'json',
         req,
         res,
       };
@@ -122,7 +141,10 @@ export class ApiRouter {
         const body = await spec.handler(ctx);
         return body === undefined ? { status: 204, body: null } : { status: success, body };
       };
-      if (method !== 'post') return sendOutcome(res, await work());
+      if (method !== 'post') {
+        const outcome = await work();
+        return outcome.body instanceof CsvFile ? sendCsv(res, outcome.body) : sendOutcome(res, outcome);
+      }
       await this.idempotent.respond(req, res, { scope: ctx.actor.org.id, credential: ctx.actor.credentialId }, work);
     };
     const segment = firstSegment(path);
@@ -145,6 +167,7 @@ export class ApiRouter {
       tenant: spec.tenant ?? 'allowed',
       caller: 'member',
       errors: spec.errors,
+      csv: spec.csv,
     });
     return this;
   }

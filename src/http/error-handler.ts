@@ -37,7 +37,9 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   const known = err instanceof AppError ? err : fromBodyParser(err as HttpError);
   const requestId = res.locals.requestId as string | undefined;
   if (res.headersSent) {
+    // A body cut short must not pass for a whole one: the client sees the connection broken.
     logger.error({ err, reqId: requestId }, 'error after the response started');
+    res.destroy();
     return;
   }
   if (!known) {

@@ -129,7 +129,7 @@ export function errorCodes(route: RouteDoc): Map<number, string[]> {
   add(400, 'invalid_request');
   if (route.caller !== 'anyone') add(401, 'unauthorized');
   if (route.caller === 'member') {
-    add(403, 'tenant_header_requires_api_key', 'not_a_reseller');
+    add(403, 'tenant_header_requires_api_key', 'tenant_not_allowed_for_key', 'not_a_reseller');
     if (route.capability) add(403, 'missing_capability', 'tenant_disabled');
     if (route.tenant === 'forbidden') add(403, 'not_available_for_tenant');
     add(404, 'tenant_not_found');
@@ -185,6 +185,13 @@ function responses(route: RouteDoc, components: Record<string, JsonSchema>): Rec
   if (route.status !== 204) {
     if (!route.response) throw new Error(`${route.method.toUpperCase()} ${route.path}: a route that answers a body must declare its response schema`);
     success.content = { 'application/json': { schema: toJsonSchema(route.response, components) } };
+    if (route.csv !== undefined) {
+      success.content['text/csv'] = { schema: { type: 'string', description: route.csv } };
+      success.headers = {
+        'Content-Disposition': { description: 'With `text/csv`: `attachment; filename="..."`.', schema: { type: 'string' } },
+        Vary: { description: '`Accept`: the format follows it.', schema: { type: 'string' } },
+      };
+    }
   }
   const all: Record<string, Response> = { [route.status]: success };
   for (const [status, codes] of errorCodes(route)) {
@@ -251,7 +258,8 @@ export function openApiDocument(routes: readonly RouteDoc[]): OpenApiDocument {
           name: 'X-Tenant-Id',
           in: 'header',
           required: false,
-          description: "A reseller's API key acts inside this tenant (not with a session token).",
+          description:
+            "A reseller's API key acts inside this tenant (not with a session token). A key restricted to some tenants (`tenant_ids`) needs this header, naming one of them: anything else is 403 `tenant_not_allowed_for_key`.",
           schema: { type: 'string' },
         },
         IdempotencyKey: {

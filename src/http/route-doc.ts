@@ -20,4 +20,6 @@ export interface RouteDoc {
   tenant?: 'allowed' | 'forbidden';
   caller: 'member' | 'operator' | 'anyone';
   errors?: RouteErrors;
+  /** The route also answers `text/csv` (with `Accept: text/csv`): what it holds. */
+  csv?: string;
 }

@@ -82,6 +82,16 @@ export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery
   return { data: data.map(present), next_cursor: more ? encodeCursor(data[data.length - 1]) : null };
 }
 
+/** The cursor of a list in order of id: the last id of the page. */
+export const encodeIdCursor = (id: string): string => Buffer.from(id).toString('base64url');
+
+/** The id an `encodeIdCursor` cursor names; anything that names no possible id is 400. */
+export function decodeIdCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!ID_PATTERN.test(id)) throw invalidCursor();
+  return id;
+}
+
 /**
  * One page of a short list held in code (a catalog), in its own fixed order. The cursor
  * names the last item of the previous page; one that names no item is refused with 400.
@@ -89,11 +99,11 @@ export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery
 export function pageOfItems<T extends { id: string }>(items: readonly T[], page: PageParams): Page<T> {
   let start = 0;
   if (page.cursor) {
-    const after = Buffer.from(page.cursor, 'base64url').toString('utf8');
+    const after = decodeIdCursor(page.cursor);
     start = items.findIndex((item) => item.id === after) + 1;
     if (start === 0) throw invalidCursor();
   }
   const data = items.slice(start, start + page.limit);
   const more = start + data.length < items.length;
-  return { data, next_cursor: more ? Buffer.from(data[data.length - 1].id).toString('base64url') : null };
+  return { data, next_cursor: more ? encodeIdCursor(data[data.length - 1].id) : null };
 }

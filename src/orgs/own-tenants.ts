@@ -5,7 +5,7 @@ import type { OrganizationsRepository } from './organizations.repository.js';
  * THE rule for tenant ids a reseller names (CONTRACT.md §5): an id in `tenant_ids` or `tenant_id`
  * that is not one of the caller's tenants is 400 `invalid_request` naming it, never a hint that it
  * exists elsewhere. `path` is the field (`tenant_id`), or the array's (`tenant_ids`, each entry
- * then named by its index). Resolves when every id is the reseller's tenant.
+ * then named by its index as validation names list entries: `tenant_ids.1`). Resolves when every id is the reseller's tenant.
  */
 export async function requireOwnTenants(
   orgs: Pick<OrganizationsRepository, 'tenantIdsAmong'>,
@@ -17,7 +17,7 @@ export async function requireOwnTenants(
   if (list.length === 0) return;
   const own = await orgs.tenantIdsAmong(resellerId, list);
   const details: ErrorDetail[] = list.flatMap((id, i) =>
-    own.has(id) ? [] : [{ path: typeof ids === 'string' ? path : `${path}[${i}]`, message: `${JSON.stringify(id)} is not one of your tenants.` }],
+    own.has(id) ? [] : [{ path: typeof ids === 'string' ? path : `${path}.${i}`, message: `${JSON.stringify(id)} is not one of your tenants.` }],
   );
   if (details.length) throw new InvalidRequestError(`${details.map((d) => d.path).join(', ')}: not one of your tenants.`, details);
 }

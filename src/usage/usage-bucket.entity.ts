@@ -1,8 +1,13 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { bigintTransformer, TIMESTAMP } from '../lib/columns.js';
 
-/** One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger, calls and texts. */
+/**
+ * One organization's usage in one UTC hour, rolled up by the `usage` worker from the ledger, calls and texts.
+ * Reads sum an organization's hours from `usage_buckets_org_hour_sums_idx`, (org_id, hour) holding every sum
+ * too (`INCLUDE`, which TypeORM cannot write: the migration makes it, and synchronization leaves it alone).
+ */
 @Entity('usage_buckets')
+@Index('usage_buckets_org_hour_sums_idx', { synchronize: false })
 export class UsageBucket {
   @PrimaryColumn({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;

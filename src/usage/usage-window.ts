@@ -74,11 +74,19 @@ export function resolveUsageWindow(query: { since?: unknown; until?: unknown }, 
 export type Range = [Date, Date];
 
 /**
- * `rolled`: the whole hours below the rollup watermark (from usage_buckets); `raw`: at most two ranges,
- * read from the sources. Together they cover the window once. Any watermark ever written is safe: it only
- * moves forward and buckets below it stay complete, so a stale one only shifts work to `raw`.
+ * A window as usage reads it: `rolled`, the whole hours below the rollup watermark (from
+ * usage_buckets); `raw`, at most two ranges, read from the sources. Together they cover the window once.
  */
-export function splitWindow(window: UsageWindow, rolledUntil: Date | null): { rolled: Range | null; raw: Range[] } {
+export interface WindowParts {
+  rolled: Range | null;
+  raw: Range[];
+}
+
+/**
+ * The parts of `window` (see WindowParts). Any watermark ever written is safe: it only moves forward
+ * and buckets below it stay complete, so a stale one only shifts work to `raw`.
+ */
+export function splitWindow(window: UsageWindow, rolledUntil: Date | null): WindowParts {
   const wholeFrom = ceilHour(window.since);
   if (!rolledUntil) return { rolled: null, raw: [[window.since, window.until]] };
   const wholeTo = new Date(Math.min(floorHour(window.until).getTime(), floorHour(rolledUntil).getTime()));

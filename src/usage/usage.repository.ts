@@ -1,8 +1,12 @@
 import type { DataSource } from 'typeorm';
-import type { Range } from './usage-window.js';
+import type { WindowParts } from './usage-window.js';
 
-/** One tenant's usage figures as the statement returns them: sums as text (they are exact integers), and the payer's currency. */
+/** A tenant and its usage figures as the statement returns them: sums as text (they are exact integers), and the payer's currency. */
 export interface UsageFigures {
+  tenant_id: string;
+  name: string;
+  external_ref: string | null;
+  disabled: boolean;
   completed_calls: string;
   talk_time_seconds: string;
   call_charges: string;
@@ -96,68 +100,104 @@ const ADVANCE_WATERMARK = `
 const ROLLUP_LOCK = `SELECT pg_advisory_xact_lock(hashtext('ringlane:usage-rollup'))`;
 
 /**
- * One tenant's usage from a split window, in one statement: $1 tenant, $2 its reseller (the
- * payer of every tenant call: calls are reached through their (payer_org_id, ended_at) index,
- * the ledger through (subject_org_id, created_at), texts through (org_id, created_at)),
- * $3/$4 the rolled hours (NULLs: none), then
- * the raw ranges. Plain parameters, not values computed in SQL, so the planner sees the real
- * ranges: its estimates stay small, and no plan for a few rows is costed high enough to be
- * JIT-compiled.
+ * Which of a reseller's tenants a usage statement covers, given its first parameter after the
+ * window's (`$n`): one tenant (`$n` its id), or a page in byte order of id (`$n` its size, and
+ * after a cursor, `$n+1` the last id of the page before). Byte order whatever the database's
+ * collation (CONTRACT.md §5 "Usage of every tenant"): the reseller's tenants are reached through
+ * the (parent_id, ...) index and sorted, as many rows as it has tenants (its `tenant_limit`).
  */
-function usageStatement(rawRanges: number): string {
-  // One index range per raw range (UNION ALL, not OR: an OR may be planned as one scan of all the tenant's rows).
+const TENANT_SETS = {
+  one: (n: number) => `parent_id = $1 AND id = $${n}`,
+  first: (n: number) => `parent_id = $1 ORDER BY id COLLATE "C" LIMIT $${n}`,
+  after: (n: number) => `parent_id = $1 AND id COLLATE "C" > $${n + 1} ORDER BY id COLLATE "C" LIMIT $${n}`,
+};
+type TenantSet = keyof typeof TENANT_SETS;
+
+/**
+ * THE usage of a set of tenants of one reseller, one statement whatever their number: $1 the
+ * reseller, $2/$3 the rolled hours (NULLs: none), then the raw ranges, then the tenant set's
+ * (`TENANT_SETS`). One row per tenant of the set, in byte order of id. Each tenant's buckets,
+ * ledger lines and texts are read through its own index ranges (usage_buckets_org_hour_sums_idx,
+ * index-only; (subject_org_id, created_at); (org_id, created_at)), as `LATERAL` aggregates, which
+ * the planner runs per tenant and cannot turn into a scan of every organization's rows; the raw
+ * ranges' calls through the reseller's (payer_org_id, ended_at) range, once for the whole set
+ * (the reseller pays every tenant call). Plain parameters, not values computed in SQL, so the
+ * planner sees the real ranges. One tenant's usage and every tenant's report are this one
+ * statement, so they cannot differ.
+ */
+function usageStatement(rawRanges: number, tenants: TenantSet): string {
+  // One index range per raw range (UNION ALL, not OR: an OR may be planned as one scan of all the rows).
   const each = (select: (from: string, to: string) => string, none: string) =>
-    Array.from({ length: rawRanges }, (_, i) => select(`$${5 + 2 * i}`, `$${6 + 2 * i}`)).join(' UNION ALL ') || none;
+    Array.from({ length: rawRanges }, (_, i) => select(`$${4 + 2 * i}`, `$${5 + 2 * i}`)).join(' UNION ALL ') || none;
   const ledger = each(
     (from, to) => `SELECT kind, amount_micros FROM ledger_entries
-             WHERE subject_org_id = $1 AND created_at >= ${from} AND created_at < ${to} AND ${CHARGE_LINES}`,
+             WHERE subject_org_id = t.id AND created_at >= ${from} AND created_at < ${to} AND ${CHARGE_LINES}`,
     'SELECT NULL::varchar, NULL::bigint WHERE false',
   );
   const calls = each(
-    (from, to) => `SELECT status, duration_seconds, billable_micros FROM calls c
-             WHERE payer_org_id = $2 AND ended_at >= ${from} AND ended_at < ${to} AND org_id = $1 AND ${CALLS_COUNTED}`,
-    'SELECT NULL::varchar, NULL::integer, NULL::bigint WHERE false',
+    (from, to) => `SELECT c.org_id, c.status, c.duration_seconds, c.billable_micros FROM calls c
+             WHERE c.payer_org_id = $1 AND c.ended_at >= ${from} AND c.ended_at < ${to} AND c.org_id IN (SELECT id FROM t) AND ${CALLS_COUNTED}`,
+    'SELECT NULL::varchar, NULL::varchar, NULL::integer, NULL::bigint WHERE false',
   );
   const texts = each(
     (from, to) => `SELECT billable_micros FROM messages
-             WHERE org_id = $1 AND created_at >= ${from} AND created_at < ${to} AND billable_micros > 0`,
+             WHERE org_id = t.id AND created_at >= ${from} AND created_at < ${to} AND billable_micros > 0`,
     'SELECT NULL::bigint WHERE false',
   );
   return `
-    WITH rolled AS (
-      SELECT COALESCE(sum(completed_calls), 0) AS completed_calls, COALESCE(sum(talk_time_seconds), 0) AS talk_time_seconds,
-             COALESCE(sum(call_charges_micros), 0) AS call_charges, COALESCE(sum(other_charges_micros), 0) AS other_charges,
-             COALESCE(sum(billable_calls_micros), 0) AS billable_calls, COALESCE(sum(billable_other_micros), 0) AS billable_other
-        FROM usage_buckets WHERE org_id = $1 AND hour >= $3 AND hour < $4
-    ),
-    raw_charges AS (
-      SELECT -COALESCE(sum(amount_micros) FILTER (WHERE kind = 'call'), 0) AS call_charges,
-             -COALESCE(sum(amount_micros) FILTER (WHERE kind <> 'call'), 0) AS other_charges
-        FROM (${ledger}) AS l (kind, amount_micros)
+    WITH t AS (
+      SELECT id, name, external_ref, disabled FROM organizations WHERE ${TENANT_SETS[tenants](4 + 2 * rawRanges)}
     ),
     raw_calls AS (
-      SELECT count(*) ${COMPLETED} AS completed_calls, COALESCE(sum(c.duration_seconds) ${COMPLETED}, 0) AS talk_time_seconds,
+      SELECT c.org_id, count(*) ${COMPLETED} AS completed_calls, COALESCE(sum(c.duration_seconds) ${COMPLETED}, 0) AS talk_time_seconds,
              COALESCE(sum(c.billable_micros), 0) AS billable_calls
-        FROM (${calls}) AS c (status, duration_seconds, billable_micros)
-    ),
-    raw_texts AS (
-      SELECT COALESCE(sum(billable_micros), 0) AS billable_other FROM (${texts}) AS m (billable_micros)
+        FROM (${calls}) AS c (org_id, status, duration_seconds, billable_micros)
+       GROUP BY c.org_id
     )
-    SELECT (rolled.completed_calls + raw_calls.completed_calls)::text AS completed_calls,
-           (rolled.talk_time_seconds + raw_calls.talk_time_seconds)::text AS talk_time_seconds,
+    SELECT t.id AS tenant_id, t.name, t.external_ref, t.disabled,
+           (rolled.completed_calls + COALESCE(raw_calls.completed_calls, 0))::text AS completed_calls,
+           (rolled.talk_time_seconds + COALESCE(raw_calls.talk_time_seconds, 0))::text AS talk_time_seconds,
            (rolled.call_charges + raw_charges.call_charges)::text AS call_charges,
            (rolled.other_charges + raw_charges.other_charges)::text AS other_charges,
-           (rolled.billable_calls + raw_calls.billable_calls)::text AS billable_calls,
+           (rolled.billable_calls + COALESCE(raw_calls.billable_calls, 0))::text AS billable_calls,
            (rolled.billable_other + raw_texts.billable_other)::text AS billable_other,
-           (SELECT currency FROM organizations WHERE id = $2) AS currency
-      FROM rolled, raw_charges, raw_calls, raw_texts`;
+           payer.currency
+      FROM t
+      CROSS JOIN (SELECT currency FROM organizations WHERE id = $1) AS payer
+      CROSS JOIN LATERAL (
+        SELECT COALESCE(sum(completed_calls), 0) AS completed_calls, COALESCE(sum(talk_time_seconds), 0) AS talk_time_seconds,
+               COALESCE(sum(call_charges_micros), 0) AS call_charges, COALESCE(sum(other_charges_micros), 0) AS other_charges,
+               COALESCE(sum(billable_calls_micros), 0) AS billable_calls, COALESCE(sum(billable_other_micros), 0) AS billable_other
+          FROM usage_buckets WHERE org_id = t.id AND hour >= $2 AND hour < $3
+      ) AS rolled
+      CROSS JOIN LATERAL (
+        SELECT -COALESCE(sum(amount_micros) FILTER (WHERE kind = 'call'), 0) AS call_charges,
+               -COALESCE(sum(amount_micros) FILTER (WHERE kind <> 'call'), 0) AS other_charges
+          FROM (${ledger}) AS l (kind, amount_micros)
+      ) AS raw_charges
+      CROSS JOIN LATERAL (
+        SELECT COALESCE(sum(billable_micros), 0) AS billable_other FROM (${texts}) AS m (billable_micros)
+      ) AS raw_texts
+      LEFT JOIN raw_calls ON raw_calls.org_id = t.id
+     ORDER BY t.id COLLATE "C"`;
+}
+
+/** The statement of each tenant set, for 0, 1 or 2 raw ranges. */
+const USAGE_STATEMENTS = Object.fromEntries(
+  (Object.keys(TENANT_SETS) as TenantSet[]).map((set) => [set, [0, 1, 2].map((raw) => usageStatement(raw, set))]),
+) as Record<TenantSet, string[]>;
+
+/** Where a page of tenants starts (`after`: the last id of the page before, null for the first) and how many it holds. */
+export interface TenantPage {
+  after: string | null;
+  size: number;
 }
 
 /**
  * THE charges of organization `org` in [`since`, `until`) (SQL expressions; both whole UTC hours, as a
  * month's bounds are), in micros: `charges.total` of its usage for that window, split where usage
  * splits it (`splitWindow`): its buckets below the rollup's watermark, its ledger lines from there.
- * Two index ranges, never a scan of the window's calls. The watermark is read in the statement, so a
+ * Two index ranges (the buckets' index-only), never a scan of the window's calls. The watermark is read in the statement, so a
  * caller needs no round trip for it; any watermark ever written gives the same sum.
  */
 export function chargedSql(org: string, since: string, until: string): string {
@@ -167,9 +207,6 @@ export function chargedSql(org: string, since: string, until: string): string {
          - (SELECT COALESCE(sum(l.amount_micros), 0) FROM ledger_entries l
              WHERE l.subject_org_id = ${org} AND l.created_at >= ${split} AND l.created_at < ${until} AND l.${CHARGE_LINES}))`;
 }
-
-/** The statement for 0, 1 or 2 raw ranges. */
-const USAGE_STATEMENTS = [0, 1, 2].map(usageStatement);
 
 /**
  * Usage: the hourly buckets (usage_buckets) and the rollup's watermark (usage_watermark), and
@@ -210,18 +247,24 @@ export class UsageRepository {
     await this.dataSource.query(ADVANCE_WATERMARK, [until]);
   }
 
-  /**
-   * One tenant's usage (paid by `resellerId`): the `rolled` hours from buckets, the `raw`
-   * ranges (at most two) from the source rows.
-   */
-  async usageOf(tenantId: string, resellerId: string, rolled: Range | null, raw: Range[]): Promise<UsageFigures> {
-    const [row] = await this.dataSource.query<UsageFigures[]>(USAGE_STATEMENTS[raw.length], [
-      tenantId,
+  /** One tenant's usage over `parts` of a window (null: `tenantId` is no tenant of `resellerId`). */
+  async usageOf(resellerId: string, tenantId: string, parts: WindowParts): Promise<UsageFigures | null> {
+    const [row] = await this.usage('one', resellerId, parts, [tenantId]);
+    return row ?? null;
+  }
+
+  /** The usage of a page of the reseller's tenants (in byte order of id) over `parts` of a window: one statement. */
+  usagePage(resellerId: string, parts: WindowParts, page: TenantPage): Promise<UsageFigures[]> {
+    return page.after === null ? this.usage('first', resellerId, parts, [page.size]) : this.usage('after', resellerId, parts, [page.size, page.after]);
+  }
+
+  private usage(tenants: TenantSet, resellerId: string, { rolled, raw }: WindowParts, tenantParams: unknown[]): Promise<UsageFigures[]> {
+    return this.dataSource.query<UsageFigures[]>(USAGE_STATEMENTS[tenants][raw.length], [
       resellerId,
       rolled?.[0] ?? null,
       rolled?.[1] ?? null,
       ...raw.flat(),
+      ...tenantParams,
     ]);
-    return row;
   }
 }

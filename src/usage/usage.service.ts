@@ -1,31 +1,44 @@
 import type { Actor } from '../auth/actor.js';
+import type { CsvFile } from '../lib/csv.js';
 import { formatMoney } from '../lib/money.js';
+import { decodeIdCursor, encodeIdCursor, type Page } from '../lib/pagination.js';
 import type { TenantsService } from '../tenants/tenants.service.js';
-import type { UsageQuery } from './usage.schemas.js';
-import type { UsageRepository } from './usage.repository.js';
-import { resolveUsageWindow, splitWindow, type UsageWindow } from './usage-window.js';
+import type { Amounts, TenantUsage, TenantUsageListQuery, TenantUsageRow, UsageQuery } from './usage.schemas.js';
+import type { UsageFigures, UsageRepository } from './usage.repository.js';
+import { resolveUsageWindow, splitWindow, type UsageWindow, type WindowParts } from './usage-window.js';
+import { tenantUsageCsv } from './tenant-usage-csv.js';
 
-/** CONTRACT.md "Usage". */
-export interface TenantUsage {
-  tenant_id: string;
-  since: string;
-  until: string;
-  completed_calls: number;
-  talk_time_seconds: number;
-  currency: string;
-  charges: Amounts;
-  billable: Amounts;
-}
-
-export interface Amounts {
-  calls: string;
-  other: string;
-  total: string;
-}
+/**
+ * Tenants per statement of the CSV report, the largest JSON page: one page in memory at a time, and a
+ * year's statement for as many tenants stays below the cost at which Postgres JIT-compiles it (which
+ * would cost more than it saves).
+ */
+export const CSV_PAGE_SIZE = 100;
 
 const amounts = (calls: bigint, other: bigint): Amounts => ({ calls: formatMoney(calls), other: formatMoney(other), total: formatMoney(calls + other) });
 
-/** Exact (sums of integer micros) and current: what is not rolled up yet is read from the source. */
+/** A tenant's row, its fields in the contract's order. */
+function presentRow(row: UsageFigures, window: UsageWindow): TenantUsageRow {
+  return {
+    tenant_id: row.tenant_id,
+    name: row.name,
+    external_ref: row.external_ref,
+    disabled: row.disabled,
+    since: window.since.toISOString(),
+    until: window.until.toISOString(),
+    completed_calls: Number(row.completed_calls),
+    talk_time_seconds: Number(row.talk_time_seconds),
+    currency: String(row.currency).trim(),
+    charges: amounts(BigInt(row.call_charges), BigInt(row.other_charges)),
+    billable: amounts(BigInt(row.billable_calls), BigInt(row.billable_other)),
+  };
+}
+
+/**
+ * Exact (sums of integer micros) and current: what is not rolled up yet is read from the source.
+ * One tenant's usage and the report of every tenant come from the one statement of
+ * `UsageRepository`, so a row of the report is exactly that tenant's usage for the window.
+ */
 export class UsageService {
   constructor(
     private readonly repository: UsageRepository,
@@ -36,20 +49,47 @@ export class UsageService {
     const window = resolveUsageWindow(query, now);
     // One round trip: the watermark is global and reveals nothing.
     const [tenant, watermark] = await Promise.all([this.tenants.get(actor, tenantId), this.repository.watermark()]);
-    return { tenant_id: tenant.id, ...(await this.usageOf(tenant.id, actor.org.id, window, watermark)) };
+    const row = await this.repository.usageOf(actor.org.id, tenant.id, splitWindow(window, watermark));
+    const { name, external_ref, disabled, ...usage } = presentRow(row!, window);
+    return usage;
   }
 
-  private async usageOf(tenantId: string, resellerId: string, window: UsageWindow, watermark: Date | null): Promise<Omit<TenantUsage, 'tenant_id'>> {
-    const { rolled, raw } = splitWindow(window, watermark);
-    const row = await this.repository.usageOf(tenantId, resellerId, rolled, raw);
-    return {
-      since: window.since.toISOString(),
-      until: window.until.toISOString(),
-      completed_calls: Number(row.completed_calls),
-      talk_time_seconds: Number(row.talk_time_seconds),
-      currency: String(row.currency).trim(),
-      charges: amounts(BigInt(row.call_charges), BigInt(row.other_charges)),
-      billable: amounts(BigInt(row.billable_calls), BigInt(row.billable_other)),
-    };
+  /** A page of the report: the reseller's tenants in byte order of id, each with its usage; one statement (and the watermark). */
+  async usageOfTenants(actor: Actor, query: TenantUsageListQuery, now: Date = new Date()): Promise<Page<TenantUsageRow>> {
+    const window = resolveUsageWindow(query, now);
+    const after = query.cursor === undefined ? null : decodeIdCursor(query.cursor);
+    const parts = splitWindow(window, await this.repository.watermark());
+    const rows = await this.repository.usagePage(actor.org.id, parts, { after, size: query.limit + 1 });
+    const more = rows.length > query.limit;
+    const data = (more ? rows.slice(0, query.limit) : rows).map((row) => presentRow(row, window));
+    return { data, next_cursor: more ? encodeIdCursor(data[data.length - 1].tenant_id) : null };
+  }
+
+  /**
+   * The whole report as CSV (`limit` and `cursor` play no part): the first page is read before
+   * anything is sent, so a failure up to there is an ordinary error answer; each further page is
+   * read when the client has taken the one before. The window and its split are fixed once, so
+   * every row covers the same window; each page is read as it is sent (no snapshot across pages).
+   */
+  async usageOfTenantsCsv(actor: Actor, query: UsageQuery, now: Date = new Date()): Promise<CsvFile> {
+    const window = resolveUsageWindow(query, now);
+    const parts = splitWindow(window, await this.repository.watermark());
+    const first = await this.csvPage(actor.org.id, window, parts, null);
+    return tenantUsageCsv(window, this.csvPages(actor.org.id, window, parts, first));
+  }
+
+  /** Page after page, until one is not full; a consumer that stops asking (the client left) stops the reads. */
+  private async *csvPages(resellerId: string, window: UsageWindow, parts: WindowParts, first: TenantUsageRow[]): AsyncGenerator<TenantUsageRow[]> {
+    let page = first;
+    yield page;
+    while (page.length === CSV_PAGE_SIZE) {
+      page = await this.csvPage(resellerId, window, parts, page[page.length - 1].tenant_id);
+      yield page;
+    }
+  }
+
+  private async csvPage(resellerId: string, window: UsageWindow, parts: WindowParts, after: string | null): Promise<TenantUsageRow[]> {
+    const rows = await this.repository.usagePage(resellerId, parts, { after, size: CSV_PAGE_SIZE });
+    return rows.map((row) => presentRow(row, window));
   }
 }

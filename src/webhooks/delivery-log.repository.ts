@@ -43,6 +43,8 @@ const deliveryRow = rowShape('webhook_deliveries', {
   event: column<string>(),
   /** Null for an operational event. */
   call_id: column<string | null>(),
+  /** The tenant whose event it is; null for an event of an organization that is not a tenant. */
+  tenant_id: column<string | null>(),
   sequence: column<number | null>(),
   status: column<string>(),
   attempt_count: column<number>(),
@@ -98,6 +100,7 @@ export class DeliveryLogRepository {
         status: 'd.status',
         call_id: 'd.call_id',
         event: 'd.event',
+        tenant_id: 'd.tenant_id',
       });
     return listPage(this.dataSource, { select: deliveryRow.select('d'), from: deliveryRow.from('d'), where: filters }, query, presentRow<DeliveryRow>);
   }

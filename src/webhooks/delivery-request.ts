@@ -11,6 +11,7 @@ export const RESERVED_HEADERS = [
   'webhook-timestamp',
   'webhook-signature',
   'user-agent',
+  'x-ringlane-tenant-id',
 ];
 
 /** What an attempt needs from its delivery, endpoint and event. */
@@ -27,6 +28,8 @@ export interface DeliveryTarget {
   extra_payload: Record<string, unknown>;
   custom_headers: Record<string, string>;
   payload: Record<string, unknown>;
+  /** The tenant whose event it is (sent as X-Ringlane-Tenant-Id); null for an organization that is not a tenant. */
+  tenant_id: string | null;
   /** The partition key (the event's `created_at`). */
   created_at: Date;
   /** Send slot in ms after the claim statement ended (may be negative); null/absent: at once. */
@@ -45,10 +48,12 @@ export interface PreparedRequest {
 
 /**
  * Custom headers, then the reserved ones, which win. A `previousSecret` adds its signature to
- * `webhook-signature` only, after the current one's (CONTRACT.md §4).
+ * `webhook-signature` only, after the current one's (CONTRACT.md §4). A tenant's event, to
+ * whichever endpoint, names its tenant in X-Ringlane-Tenant-Id; no other event has it, whatever
+ * `custom_headers` say (CONTRACT.md §5).
  */
 export function deliveryHeaders(
-  target: { custom_headers: Record<string, string>; secret: string; delivery_id: string },
+  target: Pick<DeliveryTarget, 'custom_headers' | 'secret' | 'delivery_id' | 'tenant_id'>,
   body: string,
   attemptId: string,
   timestamp: number,
@@ -68,6 +73,7 @@ export function deliveryHeaders(
     'webhook-id': target.delivery_id,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signers.map((secret) => signStandardWebhook(target.delivery_id, timestamp, body, secret)).join(' '),
+    ...(target.tenant_id === null ? {} : { 'x-ringlane-tenant-id': target.tenant_id }),
   };
 }
 

@@ -9,6 +9,8 @@ export const listDeliveriesQuery = Joi.object({
   status: Joi.string().valid('pending', 'retrying', 'succeeded', 'failed'),
   call_id: idReference(),
   event: Joi.string().valid(...EVENT_TYPES),
+  /** CONTRACT.md §5: a reseller's deliveries of one tenant's events. */
+  tenant_id: idReference().description("Only the deliveries of this tenant's events (a reseller acting as itself; one of its tenants)."),
 });
 
 export const deliveryIdParams = idParams('webhook_delivery');
@@ -21,6 +23,7 @@ export interface DeliveryFilters {
   status?: string;
   call_id?: string;
   event?: string;
+  tenant_id?: string;
 }
 
 /** CONTRACT.md "Webhook delivery", with its attempts, oldest first. */
@@ -31,6 +34,8 @@ export const deliverySchema = responseSchema('WebhookDelivery', {
   event: Joi.string().valid(...EVENT_TYPES),
   /** Null for an operational event (it has no call). */
   call_id: Joi.string().allow(null),
+  /** CONTRACT.md §5: the tenant whose event it is; null for an event of an organization that is not a tenant. */
+  tenant_id: Joi.string().allow(null),
   sequence: Joi.number().integer().allow(null),
   status: Joi.string().valid('pending', 'retrying', 'succeeded', 'failed'),
   attempt_count: Joi.number().integer(),

@@ -3,9 +3,12 @@ import { retainedHistory } from '../history/history-partitions.js';
 import { NotFoundError } from '../lib/errors.js';
 import type { Page, PageParams } from '../lib/pagination.js';
 import { presentRow } from '../lib/sql.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import { requireOwnTenants } from '../orgs/own-tenants.js';
 import type { DeliveryFilters } from './webhook-deliveries.schemas.js';
 import type { DeliveryLogRepository, DeliveryRow, DeliveryView, FailedFilter } from './delivery-log.repository.js';
 import type { FailedDeliveryBoard } from './failed-delivery-board.js';
+import { refuseInsideTenant } from './tenant-events.js';
 import type { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import type { WebhookJobs } from './webhook.jobs.js';
 
@@ -22,9 +25,15 @@ export class WebhookDeliveriesService {
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly jobs: WebhookJobs,
     private readonly board: Pick<FailedDeliveryBoard, 'clear' | 'retryNow'>,
+    private readonly orgs: Pick<OrganizationsRepository, 'tenantIdsAmong'>,
   ) {}
 
-  list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
+  /** `tenant_id` (CONTRACT.md §5): one of the caller's tenants, the caller acting as itself. */
+  async list(actor: Actor, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
+    if (query.tenant_id !== undefined) {
+      refuseInsideTenant(actor, { tenant_id: query.tenant_id });
+      await requireOwnTenants(this.orgs, actor.org.id, query.tenant_id, 'tenant_id');
+    }
     return this.deliveries.list(actor.org.id, retainedHistory('webhook_deliveries'), query);
   }
 

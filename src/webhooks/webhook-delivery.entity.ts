@@ -11,6 +11,8 @@ export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
 @Entity('webhook_deliveries')
 @Index('webhook_deliveries_event_endpoint_key', ['eventId', 'endpointId', 'createdAt'], { unique: true })
 @Index('webhook_deliveries_org_created_idx', ['orgId', 'createdAt', 'id'])
+/** A reseller's deliveries of one tenant's events (the list's `tenant_id` filter). */
+@Index('webhook_deliveries_org_tenant_created_idx', ['orgId', 'tenantId', 'createdAt', 'id'], { where: 'tenant_id IS NOT NULL' })
 /** The delivery queue: claims and the endpoint scan use it. */
 @Index('webhook_deliveries_endpoint_due_idx', ['endpointId', 'nextAttemptAt'], { where: `status IN ('pending', 'retrying')` })
 @Index('webhook_deliveries_endpoint_created_idx', ['endpointId', 'createdAt'])
@@ -18,8 +20,13 @@ export class WebhookDelivery {
   @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   id!: string;
 
+  /** The endpoint's organization: a reseller-wide endpoint's deliveries of its tenants' events are the reseller's. */
   @Column({ name: 'org_id', type: 'varchar', length: 40 })
   orgId!: string;
+
+  /** The tenant whose event it is (`eventTenantIdSql`); null for an event of an organization that is not a tenant. */
+  @Column({ name: 'tenant_id', type: 'varchar', length: 40, nullable: true })
+  tenantId!: string | null;
 
   @Column({ name: 'endpoint_id', type: 'varchar', length: 40 })
   endpointId!: string;

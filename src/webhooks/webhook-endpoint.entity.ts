@@ -2,6 +2,10 @@ import { Column, Entity, Index } from 'typeorm';
 import { TIMESTAMP } from '../lib/columns.js';
 import { OrgOwned } from '../orgs/org-owned.js';
 
+/** CONTRACT.md §5: whether a reseller's endpoint also gets its tenants' events. */
+export const TENANT_EVENTS = ['none', 'all'] as const;
+export type TenantEvents = (typeof TENANT_EVENTS)[number];
+
 /** Where an organization's events are delivered (SPEC.md §2.5). */
 @Entity('webhook_endpoints')
 @Index('webhook_endpoints_org_created_idx', ['orgId', 'createdAt', 'id'])
@@ -23,6 +27,14 @@ export class WebhookEndpoint extends OrgOwned {
   /** Empty = every outcome. */
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   outcomes!: string[];
+
+  /** 'all': a reseller's endpoint gets its tenants' events too, while the organization is a reseller. */
+  @Column({ name: 'tenant_events', type: 'varchar', length: 8, default: 'none' })
+  tenantEvents!: TenantEvents;
+
+  /** With `tenantEvents` 'all': the tenants whose events it gets; empty = every tenant, later ones too. */
+  @Column({ name: 'tenant_ids', type: 'text', array: true, default: () => "'{}'" })
+  tenantIds!: string[];
 
   @Column({ name: 'field_aliases', type: 'jsonb', default: {} })
   fieldAliases!: Record<string, string>;

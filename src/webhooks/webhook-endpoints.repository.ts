@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Page } from '../lib/pagination.js';
 import { column, rowShape, SqlValue, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
+import type { TenantEvents } from './webhook-endpoint.entity.js';
 import type { WebhookEndpointChanges, WebhookEndpointInput, WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
 
 /** Never selects the secret (write-only), only whether there is one. */
@@ -17,6 +18,8 @@ const endpointRow = rowShape('webhook_endpoints', {
   custom_headers: column<Record<string, string>>(),
   disabled: column<boolean>(),
   rate_limit_per_second: column<number | null>(),
+  tenant_events: column<TenantEvents>(),
+  tenant_ids: column<string[]>(),
   secret_rotation: column<{ previous_expires_at: string } | null>(
     "CASE WHEN previous_secret_expires_at > now() THEN json_build_object('previous_expires_at', iso_utc(previous_secret_expires_at)) END",
   ),

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { isoTime, responseSchema } from '../http/schemas.js';
+import { idReference, isoTime, responseSchema } from '../http/schemas.js';
 import type { Outcome } from '../calls/call.entity.js';
 import { OUTCOMES } from '../calls/calls.schemas.js';
 import { EVENT_TYPES, type EventType } from '../events/event-types.js';
@@ -7,7 +7,9 @@ import { pageQuery } from '../http/pagination.js';
 import { type PageParams } from '../lib/pagination.js';
 import { InvalidRequestError } from '../lib/errors.js';
 import { customizationProblem, type CustomizationProblem } from './payload.js';
+import { MAX_TENANT_IDS } from './tenant-events.js';
 import { STANDARD_WEBHOOKS_SECRET_PREFIX, standardWebhookKey } from './verify.js';
+import { TENANT_EVENTS, type TenantEvents } from './webhook-endpoint.entity.js';
 
 /** SPEC.md §8: `field_aliases`, `extra_payload` and `custom_headers` hold at most 20 entries each. */
 export const MAX_MAP_ENTRIES = 20;
@@ -123,6 +125,15 @@ const fields = {
   event_types: Joi.array()
     .items(Joi.string().valid(...EVENT_TYPES))
     .unique(),
+  /** CONTRACT.md §5, a reseller's own endpoint: 'all' adds its tenants' events (see `tenantSelection`). */
+  tenant_events: Joi.string()
+    .valid(...TENANT_EVENTS)
+    .description("`all`: a reseller endpoint that also gets its tenants' events (of `tenant_ids`); `none` (the default): only its own."),
+  tenant_ids: Joi.array()
+    .items(idReference())
+    .max(MAX_TENANT_IDS)
+    .unique()
+    .description('With `tenant_events: "all"`, the tenants whose events it gets; `[]` (the default): every tenant, including tenants created later.'),
   /**
    * Event field → the name it is delivered under; the names are checked by
    * `customizationProblem`. No `.pattern()`: joi copies a patterned object with
@@ -177,6 +188,8 @@ export interface WebhookEndpointInput {
   extra_payload?: Record<string, unknown>;
   custom_headers?: Record<string, string>;
   rate_limit_per_second?: number | null;
+  tenant_events?: TenantEvents;
+  tenant_ids?: string[];
 }
 
 export type WebhookEndpointChanges = Partial<WebhookEndpointInput> & { disabled?: boolean };
@@ -250,6 +263,9 @@ export const webhookEndpointSchema = responseSchema('WebhookEndpoint', {
   custom_headers: Joi.object().pattern(/.*/, Joi.string()),
   disabled: Joi.boolean(),
   rate_limit_per_second: Joi.number().integer().min(1).max(MAX_RATE_LIMIT_PER_SECOND).allow(null),
+  tenant_events: Joi.string().valid(...TENANT_EVENTS),
+  /** `[]` = every tenant (with `tenant_events: "all"`). */
+  tenant_ids: Joi.array().items(Joi.string()),
   /** While a rotation's overlap runs: when the previous secret stops signing; else null. */
   secret_rotation: Joi.object({ previous_expires_at: isoTime() }).allow(null),
   created_at: isoTime(),

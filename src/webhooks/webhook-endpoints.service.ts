@@ -3,8 +3,10 @@ import type { Actor } from '../auth/actor.js';
 import type { ResourceService } from '../http/resource-routes.js';
 import type { Page } from '../lib/pagination.js';
 import { presentRow } from '../lib/sql.js';
+import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import { pauseOrResume } from './delivery-log.repository.js';
 import { notifyDeliveries } from './delivery-notifications.js';
+import { tenantSelection } from './tenant-events.js';
 import type { WebhookEndpointsRepository, WebhookEndpointView } from './webhook-endpoints.repository.js';
 import {
   assertCustomization,
@@ -21,12 +23,13 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
   constructor(
     private readonly db: DataSource,
     private readonly endpoints: WebhookEndpointsRepository,
+    private readonly orgs: Pick<OrganizationsRepository, 'tenantIdsAmong'>,
   ) {
     this.resource = endpoints.resource;
   }
 
-  create(actor: Actor, input: WebhookEndpointInput): Promise<WebhookEndpointView> {
-    return this.endpoints.create(actor.org.id, input);
+  async create(actor: Actor, input: WebhookEndpointInput): Promise<WebhookEndpointView> {
+    return this.endpoints.create(actor.org.id, { ...input, ...(await tenantSelection(actor, this.orgs, input, 'none')) });
   }
 
   list(actor: Actor, query: WebhookEndpointsQuery): Promise<Page<WebhookEndpointView>> {
@@ -39,17 +42,22 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
 
   /**
    * Changed maps are checked with the stored others (new `extra_payload` can collide with stored
-   * aliases), on a row read FOR UPDATE so two concurrent changes cannot together store a collision.
+   * aliases), and `tenant_ids` alone with the stored `tenant_events` (`tenantSelection`), on a row
+   * read FOR UPDATE so two concurrent changes cannot together store what neither may alone.
    */
   async update(actor: Actor, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpointView> {
     const mapsChange = changes.field_aliases !== undefined || changes.extra_payload !== undefined;
-    if (!mapsChange && changes.disabled === undefined) return presentRow(await this.endpoints.update(this.db.manager, actor.org.id, id, changes));
+    const selectionAlone = changes.tenant_ids !== undefined && changes.tenant_events === undefined;
+    const readsStored = mapsChange || selectionAlone;
+    if (!readsStored && changes.disabled === undefined) {
+      const selection = await tenantSelection(actor, this.orgs, changes, 'none');
+      return presentRow(await this.endpoints.update(this.db.manager, actor.org.id, id, { ...changes, ...selection }));
+    }
     return this.db.transaction(async (em) => {
-      if (mapsChange) {
-        const stored = await this.endpoints.findForUpdate(em, actor.org.id, id);
-        assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
-      }
-      const row = await this.endpoints.update(em, actor.org.id, id, changes);
+      const stored = readsStored ? await this.endpoints.findForUpdate(em, actor.org.id, id) : null;
+      if (stored && mapsChange) assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
+      const selection = await tenantSelection(actor, this.orgs, changes, stored?.tenant_events ?? 'none');
+      const row = await this.endpoints.update(em, actor.org.id, id, { ...changes, ...selection });
       if (changes.disabled !== undefined) {
         await pauseOrResume(em, [id]);
         await notifyDeliveries(em);

@@ -83,7 +83,7 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
     it('answers 201 with the key record and the raw key', async () => {
       const res = expectStatus(await postApiKey(org.key, { label: 'CI deploy', permissions: ['operate', 'webhooks'] }), 201);
       const body = res.body;
-      expect(body).to.have.all.keys('key_id', 'label', 'permissions', 'prefix', 'created_at', 'last_used_at', 'key');
+      expect(body).to.have.all.keys('key_id', 'label', 'permissions', 'tenant_ids', 'prefix', 'created_at', 'last_used_at', 'key');
       expect(body.key).to.match(/^rk_live_[0-9A-Za-z]{32,}$/);
       expect(body.prefix).to.have.lengthOf(12).and.equal(body.key.slice(0, 12));
       expect(body.key_id).to.match(/^key_/);
@@ -92,6 +92,7 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
       expect(body.created_at).to.match(ISO_UTC);
       expect(Math.abs(Date.parse(body.created_at) - Date.now())).to.be.below(60_000);
       expect(body.last_used_at).to.equal(null);
+      expect(body.tenant_ids, 'a key of the whole account (CONTRACT.md §5)').to.equal(null);
     });
 
     it('makes a key that authenticates', async () => {
@@ -240,7 +241,8 @@ describe('API keys (SPEC.md §2.4, §4.3, §5; CONTRACT.md "API key")', () => {
       expect(body.next_cursor).to.equal(null);
       expectNewestFirst(body.data, created);
       for (const k of body.data) {
-        expect(k).to.have.all.keys('key_id', 'label', 'permissions', 'prefix', 'created_at', 'last_used_at');
+        expect(k).to.have.all.keys('key_id', 'label', 'permissions', 'tenant_ids', 'prefix', 'created_at', 'last_used_at');
+        expect(k.tenant_ids).to.equal(null);
         expect(k.prefix).to.match(/^rk_live_[0-9A-Za-z]{4}$/);
       }
     });

@@ -22,7 +22,7 @@ function fakeCredentials() {
     repository: repository as unknown as CredentialsRepository,
     add(raw: string, keyId: string) {
       const org = { id: 'org_1', isReseller: false, disabled: false };
-      live.set(hashToken(raw), { key_id: keyId, key_hash: hashToken(raw), member_id: 'mem_1', permissions: [], org } as unknown as StoredKey);
+      live.set(hashToken(raw), { key_id: keyId, key_hash: hashToken(raw), member_id: 'mem_1', permissions: [], tenant_ids: null, org } as unknown as StoredKey);
     },
     revoke: (raw: string) => live.delete(hashToken(raw)),
     hold: () => (holding = true),

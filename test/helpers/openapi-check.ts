@@ -71,6 +71,10 @@ export function checkResponses(document: () => Json): RequestHandler {
         violations.push(`${route} answered ${status}, which the document does not declare: ${JSON.stringify(body)}`);
         return;
       }
+      if (/^text\/csv\b/.test(String(res.getHeader('content-type') ?? ''))) {
+        if (!declared.content?.['text/csv']) violations.push(`${route} answered ${status} with CSV, which the document does not declare`);
+        return;
+      }
       const schema = declared.content?.['application/json']?.schema;
       if (!schema) {
         if (body !== undefined) violations.push(`${route} answered ${status} with a body the document does not declare: ${JSON.stringify(body)}`);

@@ -13,6 +13,8 @@ export interface RecordedPlan {
 export interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
+  'Index Name'?: string;
+  'Scan Direction'?: string;
   'Actual Loops'?: number;
   Plans?: PlanNode[];
 }

@@ -124,7 +124,11 @@ describe('history partitions', () => {
       expectReads(plans.last('WHERE relayed_at IS NULL AND created_at >='), 'call_events', days('call_events', ago(2), soon), [
         partition('call_events', ago(2)),
       ]);
-      for (const statement of ['JOIN webhook_endpoints w ON w.org_id = ev.org_id', 'INSERT INTO webhook_deliveries', 'UPDATE call_events SET relayed_at']) {
+      for (const statement of [
+        'JOIN webhook_endpoints w ON w.org_id IN (ev.org_id, ev.account_id)',
+        'INSERT INTO webhook_deliveries',
+        'UPDATE call_events SET relayed_at',
+      ]) {
         expectReads(plans.last(statement), 'call_events', days('call_events', ago(2), now));
       }
       // Each new delivery has its event's created_at, so the day of both is one.

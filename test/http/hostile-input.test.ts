@@ -98,6 +98,8 @@ interface World {
   resellerId: string;
   key: string;
   tenantId: string;
+  /** A key of the reseller restricted to `tenantId` (CONTRACT.md §5). */
+  restrictedKey: string;
   orgForAdmin: string;
   agentId: string;
   numberId: string;
@@ -140,6 +142,7 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
   const memberEmail = uniqueEmail('hostile');
   await addMember(owner.id, { email: memberEmail, capabilities: ['operate'], password: PASSWORD });
   const admin = await request(app.app).post('/admin/v1/orgs').set('Authorization', operator()).send({ name: 'Admin target' });
+  const restricted = await as('/v1/api-keys', { label: 'tenant only', permissions: ['operate'], tenant_ids: [tenant.id] });
   // Resources whose DELETE route is exercised, so the others stay in place.
   const deletable = {
     api_key: (await as('/v1/api-keys', { label: 'to delete', permissions: ['operate'] })).key_id,
@@ -155,6 +158,7 @@ async function buildWorld(app: RinglaneApp): Promise<World> {
     resellerId: owner.id,
     key: owner.key,
     tenantId: tenant.id,
+    restrictedKey: restricted.key,
     orgForAdmin: admin.body.org.id,
     agentId: agent.id,
     numberId: number.id,
@@ -188,6 +192,8 @@ function validRequests(w: World): Record<string, Valid> {
     extra_payload: { source: 'ringlane' },
     custom_headers: { 'X-Env': 'test' },
     rate_limit_per_second: 10,
+    tenant_events: 'all',
+    tenant_ids: [w.tenantId],
   };
   return {
     'POST /admin/v1/orgs': { body: { name: 'H', timezone: 'UTC', reseller: false, tenant_limit: 1, ceiling, rates, balance: '10', currency: 'USD' } },
@@ -197,7 +203,7 @@ function validRequests(w: World): Record<string, Valid> {
     'POST /admin/v1/orgs/:id/members': { ...id(w.orgForAdmin), body: { email: uniqueEmail('h'), capabilities: ['operate'], password: PASSWORD } },
     'POST /admin/v1/simulator/inbound-calls': { body: { to: w.phoneNumber, from: '+14155550123', simulate } },
     'POST /v1/sessions': { body: { email: w.memberEmail, password: PASSWORD } },
-    'POST /v1/api-keys': { body: { label: 'k', permissions: ['operate'] } },
+    'POST /v1/api-keys': { body: { label: 'k', permissions: ['operate'], tenant_ids: [w.tenantId] } },
     'GET /v1/api-keys': { query: page },
     'DELETE /v1/api-keys/:key_id': { params: { key_id: w.deletable.api_key } },
     'GET /v1/balance': {},
@@ -272,6 +278,7 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/tenants/:id/limits': id(w.tenantId),
     'PATCH /v1/tenants/:id/limits': { ...id(w.tenantId), body: { max_concurrent_calls: 1, max_calls_per_hour: 5, monthly_spend_limit: '1000.000000' } },
     'GET /v1/tenants/:id/usage': { ...id(w.tenantId), query: { since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00Z' } },
+    'GET /v1/tenant-usage': { query: { ...page, since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00Z' } },
     'GET /v1/tenants/:id/prices': id(w.tenantId),
     'PUT /v1/tenants/:id/prices': { ...id(w.tenantId), body: { per_minute: '0.200000', per_text: '0.020000' } },
     'POST /v1/webhook-endpoints': { body: hook },
@@ -279,13 +286,23 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/webhook-endpoints/:id': id(w.endpointId),
     'PATCH /v1/webhook-endpoints/:id': { ...id(w.endpointId), body: { ...hook, disabled: false } },
     'DELETE /v1/webhook-endpoints/:id': id(w.deletable.webhook_endpoint),
-    'GET /v1/webhook-deliveries': { query: { ...page, endpoint_id: w.endpointId, status: 'failed', call_id: w.callId, event: 'call.completed' } },
+    'GET /v1/webhook-deliveries': {
+      query: { ...page, endpoint_id: w.endpointId, status: 'failed', call_id: w.callId, event: 'call.completed', tenant_id: w.tenantId },
+    },
     // No delivery exists (no relay runs here): these answer 404 with their valid shape.
     'GET /v1/webhook-deliveries/:id': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-deliveries/:id/retry': { ...id('dlv_none'), status: 404 },
     'POST /v1/webhook-endpoints/:id/recover': { ...id(w.endpointId), body: { since: '2026-01-01T00:00:00Z' }, status: 202 },
     'GET /v1/events': {
-      query: { ...page, type: 'call.queued', call_id: w.callId, created_after: '2026-01-01T00:00:00Z', created_before: '2030-01-01T00:00:00Z' },
+      query: {
+        ...page,
+        type: 'call.queued',
+        call_id: w.callId,
+        created_after: '2026-01-01T00:00:00Z',
+        created_before: '2030-01-01T00:00:00Z',
+        include_tenants: 'true',
+        tenant_id: w.tenantId,
+      },
     },
     'GET /v1/events/:id': id(w.eventId),
     'POST /v1/webhook-endpoints/:id/rotate-secret': { ...id(w.endpointId), body: { secret: 'another long secret', overlap_seconds: 3600 }, status: 200 },
@@ -528,6 +545,37 @@ describe('hostile input is ordinary input: never a 5xx, and a refusal writes not
         const status = await probe(route, what, () => send(route, valid, { body: body as string, headers }));
         if (route.body) expect(status, `${route.path} with ${what}`).to.be.within(400, 499);
       }
+    }
+  });
+
+  it('a hostile X-Tenant-Id: 404 tenant_not_found for a key of the account, 403 tenant_not_allowed_for_key for a tenant-restricted key, on every route', async () => {
+    // A header cannot carry NUL, CR or LF (HTTP refuses them before any route); above U+00FF, Node sends no header at all.
+    const HOSTILE_HEADER = [
+      'x'.repeat(10_000),
+      '%00',
+      'ten_\u00e9\u00ff',
+      ' ',
+      "'; DROP TABLE organizations; --",
+      '../..',
+      '9'.repeat(30),
+      '*',
+      'ten_%',
+      world.tenantId.toUpperCase(),
+    ];
+    const randomHeader = fc.string({ minLength: 1, maxLength: 60 }).filter((v) => /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(v));
+    const member = app.routes.filter((route) => route.caller === 'member');
+    for (const route of member) {
+      const valid = validRequests(world)[`${route.method.toUpperCase()} ${route.path}`];
+      const headerProbe = async (value: string) => {
+        const open = await probe(route, `X-Tenant-Id ${value.slice(0, 40)}`, () => send(route, valid, { headers: { 'X-Tenant-Id': value } }));
+        expect(open, `${route.path} X-Tenant-Id ${value.slice(0, 40)}`).to.equal(404);
+        const restricted = await probe(route, `X-Tenant-Id ${value.slice(0, 40)} with a restricted key`, () =>
+          send(route, valid, { headers: { 'X-Tenant-Id': value, Authorization: bearer(world.restrictedKey) } }),
+        );
+        expect(restricted, `${route.path} X-Tenant-Id ${value.slice(0, 40)} with a restricted key`).to.equal(403);
+      };
+      for (const value of HOSTILE_HEADER) await headerProbe(value);
+      await fc.assert(fc.asyncProperty(randomHeader, headerProbe), { numRuns: 2 });
     }
   });
 

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
-import type request from 'supertest';
+import request from 'supertest';
 import { db } from '../helpers/db.js';
-import { asCaller, createOrg, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
+import type { RouteDoc } from '../../src/http/route-doc.js';
+import { idParamsResource } from '../../src/http/schemas.js';
+import { createRelay } from '../../src/runtime.js';
+import { app, asCaller, createOrg, sharedApp, uniqueEmail, walkList, type Caller } from '../helpers/api.js';
 import { CLOSED_AREA_REQUESTS, createTenant, reseller } from '../helpers/tenants.js';
 import { uniquePhone } from '../helpers/voice.js';
 
@@ -44,6 +47,7 @@ const CONTEXTS: ContextSpec[] = [
 const ACCOUNT_CONTEXTS = CONTEXTS.filter((c) => !c.tenant);
 const TENANT_CONTEXTS = CONTEXTS.filter((c) => c.tenant);
 const RESELLER_CONTEXTS = ACCOUNT_CONTEXTS.filter((c) => c.name !== 'O');
+const RESELLER_NAMES = RESELLER_CONTEXTS.map((c) => c.name);
 /** Ordered pairs (actor, target) of distinct contexts: 7 × 6 = 42. */
 const CROSS_PAIRS = CONTEXTS.flatMap((actor) => CONTEXTS.filter((target) => target !== actor).map((target) => [actor, target] as const));
 
@@ -78,7 +82,13 @@ interface Family {
   /** The owner's own PATCH in the controls: must answer 200 with these fields. */
   ownUpdate?: (c: Ctx) => Record<string, unknown>;
   deletable: boolean;
+  /** The pairs (actor, owner) where the actor reads the owner's resource by id (CONTRACT.md §5: a reseller its tenants' events). */
+  readsAcross?: (actor: ContextSpec, owner: ContextSpec) => boolean;
 }
+
+/** The actor is a reseller acting as itself, the owner one of its tenants. */
+const resellerOverOwnTenant = (actor: ContextSpec, owner: ContextSpec) =>
+  !actor.tenant && actor.account !== 'O' && owner.tenant && owner.account === actor.account;
 
 const FAMILIES: Family[] = [
   {
@@ -175,10 +185,39 @@ const FAMILIES: Family[] = [
     readOne: false,
     deletable: true,
   },
+  {
+    // A reseller's own endpoint gets its tenants' events too (CONTRACT.md §5); its port refuses, and no webhooks worker runs here.
+    name: 'webhook-endpoints',
+    path: '/v1/webhook-endpoints',
+    resource: 'webhook_endpoint',
+    idPrefix: 'whe',
+    table: 'webhook_endpoints',
+    create: (c) => ({
+      name: `Hooks of ${c.spec.name}`,
+      url: 'http://127.0.0.1:9/hooks',
+      secret: `secret of ${c.spec.name}`,
+      outcomes: [],
+      ...(RESELLER_NAMES.includes(c.spec.name) ? { tenant_events: 'all' } : {}),
+    }),
+    readOne: true,
+    intrusion: { name: 'Hijacked', url: 'https://intruder.example.com/hooks' },
+    ownUpdate: (c) => ({ name: `Hooks of ${c.spec.name}, renamed` }),
+    deletable: true,
+  },
   // Read only, and nothing sends texts here: each context's list must still be its own (empty).
   { name: 'messages', path: '/v1/messages', resource: 'message', idPrefix: 'msg', table: 'messages', readOne: false, deletable: false },
-  // Read only: each context's one event is its call's `call.queued` (found after the calls are made).
-  { name: 'events', path: '/v1/events', resource: 'event', idPrefix: 'evt', table: 'call_events', readOne: true, deletable: false },
+  // Read only: each context's one event is its call's `call.queued` (found after the calls are made). A
+  // reseller acting as itself also reads its tenants' by id, as its feed with include_tenants lists them.
+  {
+    name: 'events',
+    path: '/v1/events',
+    resource: 'event',
+    idPrefix: 'evt',
+    table: 'call_events',
+    readOne: true,
+    deletable: false,
+    readsAcross: resellerOverOwnTenant,
+  },
 ];
 const OWNED = FAMILIES.filter((f) => f.create);
 
@@ -201,6 +240,8 @@ interface Account {
   /** The owner key from the operator, and one made through POST /v1/api-keys. */
   keys: Array<{ keyId: string; key: string }>;
   inviteId: string;
+  /** A reseller's key restricted to its first tenant (CONTRACT.md §5), made through POST /v1/api-keys. */
+  restricted?: { keyId: string; key: string; tenant: string };
 }
 
 const accounts = {} as Record<AccountName, Account>;
@@ -348,6 +389,18 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ownerOf.set(account.inviteId, spec.name);
     }
 
+    for (const spec of RESELLER_CONTEXTS) {
+      const tenant = `${spec.name}a`;
+      const key = await made(
+        ctx[spec.name].caller,
+        '/v1/api-keys',
+        { label: `${spec.name}'s key for ${tenant} only`, permissions: ['operate', 'settings', 'webhooks'], tenant_ids: [ctx[tenant].orgId] },
+        `${spec.name}: POST /v1/api-keys restricted to ${tenant}`,
+      );
+      accounts[spec.account].restricted = { keyId: key.key_id, key: key.key, tenant };
+      ownerOf.set(key.key_id, spec.name);
+    }
+
     for (const spec of TENANT_CONTEXTS) {
       const owner = ctx[spec.account].caller;
       const tenant = await owner.get(`/v1/tenants/${ctx[spec.name].orgId}`);
@@ -356,6 +409,11 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       expect([tenant.status, limits.status, prices.status], tenant.text + limits.text + prices.text).to.deep.equal([200, 200, 200]);
       tenantSnapshots[spec.name] = { tenant: tenant.body, limits: limits.body, prices: prices.body };
     }
+  });
+
+  after(async () => {
+    // Its endpoints have deliveries waiting: a later test's webhooks worker would try them at a closed port.
+    await db.query('DELETE FROM webhook_endpoints WHERE org_id = ANY($1)', [Object.values(ctx).map((c) => c.orgId)]);
   });
 
   describe('each context reaches its own (the controls that make the 404s below mean something)', () => {
@@ -402,9 +460,14 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
           for (const [actor, target] of CROSS_PAIRS) {
             const id = ctx[target.name].created[family.name].id;
             const res = await op.send(ctx[actor.name].caller, family, id);
+            const reads = op.method === 'GET' && family.readsAcross?.(actor, target);
             report.check(
-              `${actor.label} → ${target.name}'s ${family.resource} ${id}`,
-              wrongError(res, 404, code) ?? differsFromUnknown(res, id, unknown[actor.name], unknownId(family.idPrefix)),
+              `${actor.label} → ${target.name}'s ${family.resource} ${id}${reads ? ' (its own tenant’s: read, as created)' : ''}`,
+              reads
+                ? res.status === 200 && JSON.stringify(res.body) === JSON.stringify(ctx[target.name].created[family.name])
+                  ? null
+                  : `${res.status} ${res.text}`
+                : (wrongError(res, 404, code) ?? differsFromUnknown(res, id, unknown[actor.name], unknownId(family.idPrefix))),
             );
           }
           report.assert(CONTEXTS.length + CROSS_PAIRS.length);
@@ -473,6 +536,16 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         wrong: (res) => (res.status === 200 && Array.isArray(res.body.data) && res.body.data.length === 0 ? null : `${res.status} ${res.text.slice(0, 300)}`),
       },
       {
+        name: "GET /v1/webhook-deliveries?endpoint_id=<the other's endpoint>: 200, empty",
+        send: (own, other) => own.caller.get(`/v1/webhook-deliveries?endpoint_id=${other.created['webhook-endpoints'].id}`),
+        wrong: (res) => (res.status === 200 && Array.isArray(res.body.data) && res.body.data.length === 0 ? null : `${res.status} ${res.text.slice(0, 300)}`),
+      },
+      {
+        name: "POST /v1/webhook-endpoints/{the other's}/recover: 404 webhook_endpoint_not_found",
+        send: (own, other) => own.caller.post(`/v1/webhook-endpoints/${other.created['webhook-endpoints'].id}/recover`, { since: '2026-01-01T00:00:00Z' }),
+        wrong: (res) => wrongError(res, 404, 'webhook_endpoint_not_found'),
+      },
+      {
         name: "GET /v1/contacts?phone_number=<the other's contact's number>: 200, empty",
         send: (own, other) => own.caller.get(`/v1/contacts?phone_number=${encodeURIComponent(other.created.contacts.phone_number)}`),
         wrong: (res) => (res.status === 200 && Array.isArray(res.body.data) && res.body.data.length === 0 ? null : `${res.status} ${res.text.slice(0, 300)}`),
@@ -489,6 +562,127 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         report.assert(CROSS_PAIRS.length);
       });
     }
+  });
+
+  describe('reseller-wide webhook endpoints and the delivery log (CONTRACT.md §5)', () => {
+    /** Every context's deliveries as its own list shows them, after the relay fanned out every context's call.queued. */
+    const listed: Record<string, any[]> = {};
+    const tenantsOf = (account: string) => TENANT_CONTEXTS.filter((t) => t.account === account);
+    before(async function () {
+      this.timeout(60_000);
+      while ((await createRelay(db).batch()) > 0);
+      for (const spec of CONTEXTS) listed[spec.name] = (await walkList(ctx[spec.name].caller, '/v1/webhook-deliveries', 100)).items;
+    });
+
+    /** `event endpoint tenant_id` of a delivery of `of`'s event to `to`'s endpoint. */
+    const line = (of: ContextSpec, to: ContextSpec) =>
+      `${ctx[of.name].created.events.id} ${ctx[to.name].created['webhook-endpoints'].id} ${of.tenant ? ctx[of.name].orgId : null}`;
+    const lines = (deliveries: any[]) => deliveries.map((d) => `${d.event_id} ${d.endpoint_id} ${d.tenant_id}`).sort();
+
+    it(`GET /v1/webhook-deliveries in each of the ${CONTEXTS.length} contexts lists its own endpoint's deliveries, a reseller's also its own tenants' events (and no other's)`, () => {
+      const report = new Report();
+      for (const spec of CONTEXTS) {
+        const expected = [line(spec, spec), ...(spec.tenant ? [] : tenantsOf(spec.account).map((t) => line(t, spec)))];
+        report.check(spec.label, wrongList(lines(listed[spec.name]), expected.sort()));
+      }
+      report.assert(CONTEXTS.length);
+    });
+
+    it('a reseller’s tenant_id filter lists exactly that tenant’s; any other id is 400 naming tenant_id, another reseller’s tenant as an unknown id', async () => {
+      const report = new Report();
+      for (const spec of ACCOUNT_CONTEXTS) {
+        const caller = ctx[spec.name].caller;
+        const unknown = await caller.get(`/v1/webhook-deliveries?tenant_id=${UNKNOWN_TENANT}`);
+        report.check(`${spec.label}: an unknown tenant`, wrongError(unknown, 400, 'invalid_request'));
+        for (const target of TENANT_CONTEXTS) {
+          const res = await caller.get(`/v1/webhook-deliveries?tenant_id=${ctx[target.name].orgId}`);
+          const own = target.account === spec.account;
+          report.check(
+            `${spec.label}: tenant_id=${target.name}`,
+            own
+              ? res.status === 200 && res.body.next_cursor === null
+                ? wrongList(lines(res.body.data), [line(target, spec)])
+                : `${res.status} ${res.text}`
+              : (wrongError(res, 400, 'invalid_request') ?? differsFromUnknown(res, ctx[target.name].orgId, unknown, UNKNOWN_TENANT)),
+          );
+        }
+      }
+      for (const spec of TENANT_CONTEXTS) {
+        const res = await ctx[spec.name].caller.get(`/v1/webhook-deliveries?tenant_id=${ctx[spec.name].orgId}`);
+        report.check(`${spec.label}: tenant_id=its own id`, wrongError(res, 400, 'invalid_request'));
+      }
+      report.assert(ACCOUNT_CONTEXTS.length * (1 + TENANT_CONTEXTS.length) + TENANT_CONTEXTS.length);
+    });
+
+    it(`GET /v1/webhook-deliveries/{id} and its retry: every other context's delivery is 404 webhook_delivery_not_found, as an unknown id (${CROSS_PAIRS.length} pairs)`, async () => {
+      const report = new Report();
+      const unknownDelivery = unknownId('dlv');
+      let cases = 0;
+      for (const [actor, target] of CROSS_PAIRS) {
+        const caller = ctx[actor.name].caller;
+        const read = (id: string) => caller.get(`/v1/webhook-deliveries/${id}`);
+        const retry = (id: string) => caller.post(`/v1/webhook-deliveries/${id}/retry`, {});
+        for (const send of [read, retry]) {
+          const unknown = await send(unknownDelivery);
+          for (const { id } of listed[target.name]) {
+            const res = await send(id);
+            cases++;
+            report.check(
+              `${actor.label} → ${target.name}'s delivery ${id}`,
+              wrongError(res, 404, 'webhook_delivery_not_found') ?? differsFromUnknown(res, id, unknown, unknownDelivery),
+            );
+          }
+        }
+      }
+      // Each context's own delivery at least, for each other context: the loop cannot pass empty.
+      expect(cases).to.be.at.least(CROSS_PAIRS.length * 2);
+      report.assert(cases);
+    });
+
+    it('tenant_ids naming another reseller’s tenant is 400 as an unknown id; "all" is 403 not_a_reseller for O; either field is 400 inside every tenant', async () => {
+      const report = new Report();
+      const body = (fields: object) => ({ name: 'Intrusion', url: 'http://127.0.0.1:9/hooks', secret: 'an intruding secret', outcomes: [], ...fields });
+      for (const spec of RESELLER_CONTEXTS) {
+        const c = ctx[spec.name];
+        const one = `/v1/webhook-endpoints/${c.created['webhook-endpoints'].id}`;
+        const unknownCreate = await c.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'all', tenant_ids: [UNKNOWN_TENANT] }));
+        const unknownPatch = await c.caller.patch(one, { tenant_ids: [UNKNOWN_TENANT] });
+        for (const target of TENANT_CONTEXTS.filter((t) => t.account !== spec.account)) {
+          const id = ctx[target.name].orgId;
+          const create = await c.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'all', tenant_ids: [id] }));
+          report.check(
+            `${spec.label}: POST naming ${target.name}`,
+            wrongError(create, 400, 'invalid_request') ?? differsFromUnknown(create, id, unknownCreate, UNKNOWN_TENANT),
+          );
+          const patch = await c.caller.patch(one, { tenant_ids: [id] });
+          report.check(
+            `${spec.label}: PATCH naming ${target.name}`,
+            wrongError(patch, 400, 'invalid_request') ?? differsFromUnknown(patch, id, unknownPatch, UNKNOWN_TENANT),
+          );
+        }
+      }
+      const o = ctx.O;
+      report.check(
+        'O: POST tenant_events all',
+        wrongError(await o.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'all' })), 403, 'not_a_reseller'),
+      );
+      report.check(
+        'O: PATCH tenant_events all',
+        wrongError(await o.caller.patch(`/v1/webhook-endpoints/${o.created['webhook-endpoints'].id}`, { tenant_events: 'all' }), 403, 'not_a_reseller'),
+      );
+      for (const spec of TENANT_CONTEXTS) {
+        const c = ctx[spec.name];
+        report.check(
+          `${spec.label}: POST tenant_events`,
+          wrongError(await c.caller.post('/v1/webhook-endpoints', body({ tenant_events: 'none' })), 400, 'invalid_request'),
+        );
+        report.check(
+          `${spec.label}: PATCH tenant_ids`,
+          wrongError(await c.caller.patch(`/v1/webhook-endpoints/${c.created['webhook-endpoints'].id}`, { tenant_ids: [] }), 400, 'invalid_request'),
+        );
+      }
+      report.assert(RESELLER_CONTEXTS.length * 2 * 2 + 2 + TENANT_CONTEXTS.length * 2);
+    });
   });
 
   describe('X-Tenant-Id naming a tenant that is not one of the caller’s: 404 tenant_not_found, the same as an unknown id', () => {
@@ -588,7 +782,8 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
           report.check(`O → ${target.name}: ${name}`, wrongError(await send(ctx.O.caller, ctx[target.name].orgId), 403, 'not_a_reseller'));
       }
       report.check('O: GET /v1/tenants', wrongError(await ctx.O.caller.get('/v1/tenants'), 403, 'not_a_reseller'));
-      report.assert(TENANT_CONTEXTS.length * ROUTES.length + 1);
+      report.check('O: GET /v1/tenant-usage', wrongError(await ctx.O.caller.get('/v1/tenant-usage'), 403, 'not_a_reseller'));
+      report.assert(TENANT_CONTEXTS.length * ROUTES.length + 2);
     });
 
     it('each reseller reaches its own tenants on the same routes (control)', async () => {
@@ -636,11 +831,12 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ['GET /v1/tenants/{this tenant}', (c, x) => c.get(`/v1/tenants/${x.orgId}`)],
       ['PATCH /v1/tenants/{this tenant}', (c, x) => c.patch(`/v1/tenants/${x.orgId}`, { name: 'Hijacked' })],
       ['GET /v1/tenants/{this tenant}/usage', (c, x) => c.get(`/v1/tenants/${x.orgId}/usage`)],
+      ['GET /v1/tenant-usage', (c) => c.get('/v1/tenant-usage')],
       ['GET /v1/tenants/{this tenant}/prices', (c, x) => c.get(`/v1/tenants/${x.orgId}/prices`)],
       ['PUT /v1/tenants/{this tenant}/prices', (c, x) => c.put(`/v1/tenants/${x.orgId}/prices`, { per_minute: '999.000000', per_text: '999.000000' })],
       ['PUT /v1/booking-page', (c) => c.put('/v1/booking-page', {})],
     ];
-    const OPEN_TO_ACCOUNTS = CLOSED.filter(([name]) => name.startsWith('GET ') && !name.includes('tenants'));
+    const OPEN_TO_ACCOUNTS = CLOSED.filter(([name]) => name.startsWith('GET ') && !name.includes('tenant'));
 
     it(`every closed area inside every tenant (${TENANT_CONTEXTS.length} tenants × ${CLOSED.length} requests)`, async () => {
       const report = new Report();
@@ -693,6 +889,87 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     });
   });
 
+  describe('a tenant-restricted key (CONTRACT.md §5) reaches its tenant only: never another, nor its own account', () => {
+    /** Every route that takes an API key, from the app's own route table. */
+    let routes: RouteDoc[] = [];
+    before(async () => {
+      routes = (await sharedApp()).routes.filter((route) => route.caller === 'member');
+    });
+
+    /** The id a route's path parameter takes for a resource of `target`: the matrix's own where it has one, else one that never existed. */
+    function idFor(resource: string, target: Ctx): string {
+      if (resource === 'tenant') return target.spec.tenant ? target.orgId : (ctx[`${target.spec.account}a`]?.orgId ?? UNKNOWN_TENANT);
+      if (resource === 'api_key') return accounts[target.spec.account].keys[0].keyId;
+      const family = FAMILIES.find((f) => f.resource === resource);
+      return family && target.created[family.name] ? target.created[family.name].id : unknownId(resource);
+    }
+
+    /** `route` aimed at `target`'s resources, with a body its owner could send where the matrix has one. */
+    function send(caller: Caller, route: RouteDoc, target: Ctx): Promise<Response> {
+      const resource = route.params && idParamsResource(route.params);
+      const path = route.path.replace(/:\w+/g, () => idFor(resource!, target));
+      const family = FAMILIES.find((f) => f.path === route.path.replace(/\/:\w+.*$/, ''));
+      if (route.method === 'get') return caller.get(path);
+      if (route.method === 'delete') return caller.delete(path);
+      const body = route.method === 'post' && !route.params ? family?.create?.(target) : family?.intrusion;
+      return caller[route.method](path, body ?? {});
+    }
+
+    const RESTRICTED_ACCOUNTS = RESELLER_CONTEXTS.map((c) => c.account);
+    /** Where each restricted key is sent: no X-Tenant-Id (its own account), every context but its tenant, an id that never existed. */
+    const placesFor = (account: AccountName) => {
+      const tenant = accounts[account].restricted!.tenant;
+      return [
+        { label: 'no X-Tenant-Id', headers: {} as Record<string, string>, target: ctx[account] },
+        ...CONTEXTS.filter((c) => c.name !== tenant).map((c) => ({
+          label: `X-Tenant-Id ${c.name}`,
+          headers: { 'X-Tenant-Id': ctx[c.name].orgId },
+          target: ctx[c.name],
+        })),
+        { label: 'X-Tenant-Id of no organization', headers: { 'X-Tenant-Id': UNKNOWN_TENANT }, target: ctx[account] },
+      ];
+    };
+
+    it('every route × every place outside its tenant: 403 tenant_not_allowed_for_key, one answer for all (R1 and R2 × 8 places × every route)', async () => {
+      expect(routes.length, 'routes taking an API key').to.be.above(60);
+      const report = new Report();
+      const answers = new Set<string>();
+      for (const account of RESTRICTED_ACCOUNTS) {
+        const { key } = accounts[account].restricted!;
+        for (const place of placesFor(account)) {
+          for (const route of routes) {
+            const res = await send(asCaller(key, place.headers), route, place.target);
+            report.check(
+              `${account}'s restricted key, ${place.label}: ${route.method.toUpperCase()} ${route.path}`,
+              wrongError(res, 403, 'tenant_not_allowed_for_key'),
+            );
+            answers.add(res.text);
+          }
+        }
+      }
+      report.check('one answer for every place and route', answers.size === 1 ? null : [...answers].join('\n'));
+      report.assert(RESTRICTED_ACCOUNTS.length * (CONTEXTS.length + 1) * routes.length + 1);
+    });
+
+    it('inside its tenant it reads what is there, as created (control)', async () => {
+      const report = new Report();
+      for (const account of RESTRICTED_ACCOUNTS) {
+        const { key, tenant } = accounts[account].restricted!;
+        const inside = asCaller(key, { 'X-Tenant-Id': ctx[tenant].orgId });
+        const organization = await inside.get('/v1/organization');
+        report.check(`${account}'s restricted key in ${tenant}: GET /v1/organization`, organization.body?.id === ctx[tenant].orgId ? null : organization.text);
+        for (const family of FAMILIES.filter((f) => f.readOne)) {
+          const res = await inside.get(`${family.path}/${ctx[tenant].created[family.name].id}`);
+          report.check(
+            `${account}'s restricted key in ${tenant}: GET ${family.path}/{id}`,
+            res.status === 200 && JSON.stringify(res.body) === JSON.stringify(ctx[tenant].created[family.name]) ? null : `${res.status} ${res.text}`,
+          );
+        }
+      }
+      report.assert(RESTRICTED_ACCOUNTS.length * (1 + FAMILIES.filter((f) => f.readOne).length));
+    });
+  });
+
   describe('after every attempt above: lists show exactly each context’s own, and nothing changed', () => {
     for (const family of FAMILIES) {
       it(`GET ${family.path} in each of the ${CONTEXTS.length} contexts lists exactly that context's ${family.name}`, async () => {
@@ -724,7 +1001,7 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
     }
 
     const ACCOUNT_LISTS: Array<[string, (a: Account) => string[]]> = [
-      ['/v1/api-keys', (a) => a.keys.map((k) => k.keyId)],
+      ['/v1/api-keys', (a) => [...a.keys.map((k) => k.keyId), ...(a.restricted ? [a.restricted.keyId] : [])]],
       ['/v1/invites', (a) => [a.inviteId]],
     ];
     for (const [path, expected] of ACCOUNT_LISTS) {
@@ -737,6 +1014,82 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
         report.assert(ACCOUNT_CONTEXTS.length);
       });
     }
+
+    it('GET /v1/events?include_tenants=true lists exactly each reseller’s own events and its two tenants’; tenant_id exactly that tenant’s', async () => {
+      const report = new Report();
+      const eventsOf = (names: string[]) => names.flatMap((name) => [...ctx[name].baseline.events, ctx[name].created.events.id]);
+      for (const spec of RESELLER_CONTEXTS) {
+        const own = CONTEXTS.filter((c) => c.account === spec.account).map((c) => c.name);
+        const { items } = await walkList(ctx[spec.name].caller, '/v1/events?include_tenants=true', 100);
+        report.check(`${spec.label} include_tenants=true`, wrongList(sorted(items.map((i) => i.id)), sorted(eventsOf(own))));
+        for (const tenant of TENANT_CONTEXTS.filter((t) => t.account === spec.account)) {
+          const one = await walkList(ctx[spec.name].caller, `/v1/events?tenant_id=${ctx[tenant.name].orgId}`, 100);
+          report.check(`${spec.label} tenant_id=${tenant.name}`, wrongList(sorted(one.items.map((i) => i.id)), sorted(eventsOf([tenant.name]))));
+        }
+      }
+      report.assert(RESELLER_CONTEXTS.length * 3);
+    });
+
+    it("GET /v1/events?tenant_id= naming another account's tenant, or any organization, is 400 naming tenant_id, the same as an unknown id; O gets 403 not_a_reseller", async () => {
+      const report = new Report();
+      for (const actor of RESELLER_CONTEXTS) {
+        const unknown = await ctx[actor.name].caller.get(`/v1/events?tenant_id=${UNKNOWN_TENANT}`);
+        report.check(`${actor.name}: an unknown id`, wrongError(unknown, 400, 'invalid_request'));
+        for (const target of CONTEXTS.filter((t) => !(t.tenant && t.account === actor.account))) {
+          const id = ctx[target.name].orgId;
+          const res = await ctx[actor.name].caller.get(`/v1/events?tenant_id=${id}`);
+          report.check(
+            `${actor.name} → tenant_id=${target.name}`,
+            wrongError(res, 400, 'invalid_request') ?? differsFromUnknown(res, id, unknown, UNKNOWN_TENANT),
+          );
+        }
+      }
+      for (const target of TENANT_CONTEXTS) {
+        report.check(
+          `O → tenant_id=${target.name}`,
+          wrongError(await ctx.O.caller.get(`/v1/events?tenant_id=${ctx[target.name].orgId}`), 403, 'not_a_reseller'),
+        );
+      }
+      report.check('O include_tenants=true', wrongError(await ctx.O.caller.get('/v1/events?include_tenants=true'), 403, 'not_a_reseller'));
+      for (const spec of TENANT_CONTEXTS) {
+        report.check(
+          `${spec.label} include_tenants=true`,
+          wrongError(await ctx[spec.name].caller.get('/v1/events?include_tenants=true'), 400, 'invalid_request'),
+        );
+      }
+      report.assert(RESELLER_CONTEXTS.length * (1 + CONTEXTS.length - 2) + TENANT_CONTEXTS.length * 2 + 1);
+    });
+
+    it('GET /v1/tenant-usage lists exactly each reseller’s own two tenants, as JSON and as CSV', async () => {
+      const report = new Report();
+      for (const spec of RESELLER_CONTEXTS) {
+        const own = TENANT_CONTEXTS.filter((t) => t.account === spec.account).map((t) => ctx[t.name].orgId);
+        const { items } = await walkList(ctx[spec.name].caller, '/v1/tenant-usage', 1);
+        report.check(
+          `${spec.label} JSON`,
+          wrongList(
+            items.map((i) => i.tenant_id),
+            sorted(own),
+          ),
+        );
+        const res = await request(await app())
+          .get('/v1/tenant-usage')
+          .set({ Authorization: `Bearer ${accounts[spec.account].keys[0].key}`, Accept: 'text/csv' })
+          .buffer(true)
+          .parse((response, done) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () => done(null, text));
+          });
+        const ids = String(res.body)
+          .split('\r\n')
+          .slice(1, -1)
+          .map((line) => line.split(',')[0]);
+        report.check(`${spec.label} CSV`, res.status === 200 ? wrongList(ids, sorted(own)) : `${res.status} ${res.text}`);
+      }
+      report.assert(RESELLER_CONTEXTS.length * 2);
+    });
 
     it('GET /v1/tenants lists exactly each reseller’s own two tenants', async () => {
       const report = new Report();

@@ -77,8 +77,9 @@ const FILES: SqlFile[] = [
     owner: [Relay, 'batch'],
     about: `Relay.batch (the relay process): the oldest event not relayed (looked up every 10 s), then
       one transaction: up to 500 events not relayed locked ($1, $2 the outbox range of created_at),
-      matched to endpoints ($1 the events, $2, $3 their span of created_at, $4 the call event types),
-      fanned out to deliveries ($1 new delivery ids, $2 events, $3 endpoints, $4, $5 the span), the
+      matched to endpoints, a tenant's also to its reseller's reseller-wide ones ($1 the events, $2, $3
+      their span of created_at, $4 the call event types), fanned out to deliveries ($1 new delivery
+      ids, $2 events, $3 endpoints, $4 the endpoints' organizations, $5, $6 the span), the
       webhooks workers notified ($1 the channel, $2 the endpoints), the events marked relayed ($1 the
       events, $2, $3 the span).`,
   },

@@ -96,7 +96,8 @@ describe('docs/webhooks.md on delivery headers (sections "What a delivery looks 
     expect(start, 'the section "## What a delivery looks like"').to.not.equal(-1);
     const section = doc.slice(start).split(/\n## /)[0];
     const rows = section.split('\n').filter((line) => line.startsWith('| `'));
-    const sent = deliveryHeaders({ custom_headers: {}, secret: 'a-secret-value', delivery_id: 'dlv_1' }, '{}', 'attempt', 0);
+    // A tenant's event: every header a delivery can send of its own.
+    const sent = deliveryHeaders({ custom_headers: {}, secret: 'a-secret-value', delivery_id: 'dlv_1', tenant_id: 'org_tenant' }, '{}', 'attempt', 0);
     expect(rows.flatMap((row) => names(row.split('|')[1]))).to.have.members(Object.keys(sent));
   });
 });
@@ -114,8 +115,26 @@ const target = (fields: Partial<DeliveryTarget> = {}): DeliveryTarget => ({
   extra_payload: {},
   custom_headers: {},
   payload: { event: 'call.queued', call_id: 'call_1' },
+  tenant_id: null,
   created_at: new Date(),
   ...fields,
+});
+
+describe('X-Ringlane-Tenant-Id (stage 1, prepare; CONTRACT.md §5)', () => {
+  const forged = { 'X-RINGLANE-TENANT-ID': 'org_forged', 'x-ringlane-tenant-id': 'org_forged_too', 'X-Team': 'blue' };
+
+  it("names the tenant of a tenant's event, whatever custom_headers say in any case", () => {
+    const { headers } = prepareRequest(target({ tenant_id: 'org_tenant', custom_headers: forged }));
+    expect(Object.keys(headers).filter((name) => name.toLowerCase() === 'x-ringlane-tenant-id')).to.deep.equal(['x-ringlane-tenant-id']);
+    expect(headers['x-ringlane-tenant-id']).to.equal('org_tenant');
+    expect(headers['x-team']).to.equal('blue');
+  });
+
+  it('is absent for an event of an organization that is not a tenant, even when custom_headers set it', () => {
+    const { headers } = prepareRequest(target({ custom_headers: forged }));
+    expect(Object.keys(headers).map((name) => name.toLowerCase())).to.not.include('x-ringlane-tenant-id');
+    expect(headers['x-team']).to.equal('blue');
+  });
 });
 
 describe('signing during a secret rotation (stage 1, prepare; CONTRACT.md §4)', () => {

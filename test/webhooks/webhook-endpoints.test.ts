@@ -20,6 +20,8 @@ const FIELDS = [
   'custom_headers',
   'disabled',
   'rate_limit_per_second',
+  'tenant_events',
+  'tenant_ids',
   'secret_rotation',
   'created_at',
 ];
@@ -69,11 +71,13 @@ describe('webhook endpoints (SPEC.md §2.5, §4.4; CONTRACT.md "Webhook endpoint
       expect(await storedSecret(endpoint.id)).to.equal(secret);
     });
 
-    it('defaults the maps to {} and keeps an empty outcomes list (every outcome) and event_types (every call event)', async () => {
+    it('defaults the maps to {} and keeps an empty outcomes list (every outcome) and event_types (every call event); no tenant events', async () => {
       const { endpoint } = await create();
       expect(endpoint).to.deep.include({
         outcomes: [],
         event_types: [],
+        tenant_events: 'none',
+        tenant_ids: [],
         field_aliases: {},
         extra_payload: {},
         custom_headers: {},
