@@ -22,6 +22,7 @@ import { WebhookDelivery } from './webhooks/webhook-delivery.entity.js';
 import { DeliveryAttempt } from './webhooks/delivery-attempt.entity.js';
 import { UsageWatermark } from './usage/usage-watermark.entity.js';
 import { DoNotCallEntry } from './do-not-call/do-not-call-entry.entity.js';
+import { TenantSpendNotice } from './tenants/spend-notice.entity.js';
 
 /** A TypeORM entity class: TypeORM constructs its instances (one per row) with no arguments. */
 type EntityClass = new () => object;
@@ -51,4 +52,5 @@ export const entities: Array<EntityClass | EntitySchema> = [
   DeliveryAttempt,
   Invite,
   DoNotCallEntry,
+  TenantSpendNotice,
 ];

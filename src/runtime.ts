@@ -54,6 +54,8 @@ import { OrganizationsRepository } from './orgs/organizations.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { TenantEffects } from './tenants/tenant-effects.js';
 import { TenantJobs } from './tenants/tenants.jobs.js';
+import { SpendLimits } from './tenants/spend-limit.js';
+import { SpendLimitsRepository } from './tenants/spend-limits.repository.js';
 import { TenantsService } from './tenants/tenants.service.js';
 import { UsageRollup } from './usage/usage-rollup.js';
 import { UsageRepository } from './usage/usage.repository.js';
@@ -79,7 +81,7 @@ export const openDatabase = (url: string = config.databaseUrl): DataSource => cr
 export interface RuntimeDeps {
   db: DataSource;
   redis: RedisClient;
-  /** The clock of rules that depend on the time of day (campaigns' calling windows); tests fix it. */
+  /** The clock of rules that depend on the time of day or the month (campaigns' calling windows, tenants' monthly spend limits); tests fix it. */
   now?: () => Date;
 }
 
@@ -126,11 +128,21 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
   const numbers = new PhoneNumbersRepository(db);
   const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers, organizations);
-  const engine = new CallEngine(db, calls, organizations, new CallLimits(redis), jobs.calls, carriers, texts, ledger, [
-    campaignCallEndHooks(campaigns, jobs.calls),
-  ]);
+  const spend = new SpendLimits(organizations, new SpendLimitsRepository(), now);
+  const engine = new CallEngine(
+    db,
+    calls,
+    organizations,
+    new CallLimits(redis),
+    jobs.calls,
+    carriers,
+    texts,
+    ledger,
+    [campaignCallEndHooks(campaigns, jobs.calls)],
+    spend,
+  );
 
-  const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis, events);
+  const tenants = new TenantsService(db, organizations, resources, jobs.tenants, redis, events, spend);
   const apiKeys = new ApiKeysService(db, credentials, organizations, redis);
   const accountServices = {
     apiKeys,
@@ -156,7 +168,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     doNotCall: new OrgResourceService(doNotCall),
     locations: new OrgResourceService(resources.locations),
     offeredServices: new OrgResourceService(resources.services),
-    calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts),
+    calls: new CallsService(db, calls, numbers, engine, organizations, resources.contacts, spend),
     callSweeper: new CallSweeper(engine, calls, campaigns, messages),
     campaigns: new CampaignsService(db, campaigns, jobs.calls, resources.agents, resources.contacts),
     campaignRunner: new CampaignRunner(db, campaigns, calls, organizations, engine, {
@@ -164,6 +176,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
       doNotCall,
       timezones: new PhoneTimezones(),
       now,
+      spend,
     }),
     carrierConnection,
     messages: new MessagesService(messages, organizations),

@@ -1,7 +1,9 @@
 -- CallEngine.dispatch (the calls worker's dispatch job) admits an organization's waiting calls
 -- within its limits (in Redis) and dials them (CallEngine.dial). The organization's limits, its
--- reseller's ceiling and its carrier ($1 its id); the calls to a number on a do-not-call list, then
--- the calls locked by id and marked dialed ($1 the calls).
+-- reseller's ceiling, its carrier and whether it has a monthly spend limit ($1 its id); the calls
+-- to a number on a do-not-call list, then the calls locked by id and marked dialed ($1 the calls).
+-- (A tenant with a spend limit: the calls locked, its row locked, and the calls marked dialed only
+-- while its month's charges are below the limit, in one transaction: src/tenants/spend-limit.ts.)
 --
 -- As Postgres received them for one call placed, dialed, answered and completed, and its events
 -- relayed, claimed and attempted: test/sql/hot-statements.test.ts (trailing spaces trimmed).
@@ -9,7 +11,8 @@
 
 -- OrganizationsRepository.dialingOf
 SELECT o.disabled, o.max_concurrent_calls, o.max_calls_per_hour, o.carrier_provider,
-              p.max_concurrent_calls AS parent_max_concurrent_calls, p.max_calls_per_hour AS parent_max_calls_per_hour
+              p.max_concurrent_calls AS parent_max_concurrent_calls, p.max_calls_per_hour AS parent_max_calls_per_hour,
+              o.monthly_spend_limit_micros IS NOT NULL AS spend_limited
          FROM organizations o LEFT JOIN organizations p ON p.id = o.parent_id
         WHERE o.id = $1;
 
@@ -22,6 +25,6 @@ SELECT c.id, c.org_id FROM calls c
 
 -- CallsRepository.markDialed
 WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled') ORDER BY id FOR NO KEY UPDATE)
-       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, now()), updated_at = now()
+       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, clock_timestamp()), updated_at = now()
          FROM locked WHERE c.id = locked.id
        RETURNING c.id, c.org_id, c.dialed_at, c.phone_number, c.our_number, c.simulate;

@@ -7,8 +7,11 @@ export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 export const CALL_STATUSES = ['queued', 'ringing', 'in_progress', ...TERMINAL_STATUSES] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 export type Outcome = 'positive' | 'neutral' | 'negative' | 'voicemail' | 'unreachable';
-/** A terminal status, or why we ended it (`tenant_disabled`; `do_not_call`: listed number, never dialed). */
-export const END_REASONS = ['completed', 'no_answer', 'busy', 'failed', 'canceled', 'tenant_disabled', 'do_not_call'] as const;
+/**
+ * A terminal status, or why we ended it (`tenant_disabled`; never dialed: `do_not_call`, a listed number,
+ * `spend_limit_reached`, its tenant's monthly spend limit reached).
+ */
+export const END_REASONS = ['completed', 'no_answer', 'busy', 'failed', 'canceled', 'tenant_disabled', 'do_not_call', 'spend_limit_reached'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 export type Direction = 'outbound' | 'inbound';
 
@@ -47,7 +50,7 @@ export class Call extends OrgOwned {
   @Column({ type: 'varchar', length: 16, nullable: true })
   outcome!: Outcome | null;
 
-  @Column({ name: 'end_reason', type: 'varchar', length: 16, nullable: true })
+  @Column({ name: 'end_reason', type: 'varchar', length: 32, nullable: true })
   endReason!: EndReason | null;
 
   /** The other party's number (E.164): the contact for outbound, the caller for inbound. */

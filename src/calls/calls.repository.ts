@@ -6,6 +6,7 @@ import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { outgoingNumberSql } from '../numbers/phone-numbers.repository.js';
+import { spendLimitReachedSql, type SpendMonth } from '../tenants/spend-limits.repository.js';
 import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
@@ -88,10 +89,16 @@ export interface OutboundRequest {
   contactId: string;
   campaignId: string | null;
   simulate: SimulateScript;
+  /** The calendar month whose spend a tenant's limit applies to (now's). */
+  month: SpendMonth;
 }
 
-/** The call placed, or why none was: something named is not the organization's, or the payer's balance is not above zero. */
-export type OutboundResult = { placed: true; call: QueuedCall; currency: string } | { placed: false; reason: 'agent' | 'contact' | 'campaign' | 'unfunded' };
+/**
+ * The call placed, or why none was: something named is not the organization's, the payer's balance
+ * is not above zero, or the organization's monthly spend limit is reached.
+ */
+export type OutboundResult =
+  { placed: true; call: QueuedCall; currency: string } | { placed: false; reason: 'agent' | 'contact' | 'campaign' | 'unfunded' | 'spend_limit' };
 
 export interface Ending {
   id: string;
@@ -109,6 +116,7 @@ export interface EndedCall {
   orgId: string;
   campaignId: string | null;
   status: TerminalStatus;
+  endReason: EndReason;
   outcome: Outcome | null;
   phoneNumber: string;
   durationSeconds: number;
@@ -117,8 +125,14 @@ export interface EndedCall {
 /** What placeOutbound's statement answers: what it checked and, when it placed the call, what the call needs. */
 type PlacementRow = { payer_id: string; currency: string; our_number: string | null } & (
   | { placed: true; agent_id: string; contact_id: string; phone_number: string }
-  | { placed: false; agent_id: string | null; contact_id: string | null; campaign_found: boolean }
+  | { placed: false; agent_id: string | null; contact_id: string | null; campaign_found: boolean; funded: boolean }
 );
+
+/** Calls to dial only while `orgId`'s spend limit allows (see src/tenants/spend-limit.ts). */
+export interface SpendGate {
+  orgId: string;
+  month: SpendMonth;
+}
 
 /** The fields of an event's payload (SQL's call_event_payload) that a batch change reads back: those of `call.completed`. */
 interface ChangedPayload {
@@ -126,6 +140,7 @@ interface ChangedPayload {
   org_id: string;
   campaign_id: string | null;
   status: CallStatus;
+  end_reason: EndReason | null;
   outcome: Outcome | null;
   phone_number: string;
   duration_seconds: number;
@@ -169,8 +184,9 @@ export class CallsRepository {
   /**
    * Places an outbound call, for `POST /v1/calls` and for campaigns alike, in ONE statement (it
    * is the API's hottest write): checks the agent, the contact and the campaign belong to the
-   * organization and the payer's balance is above zero, and only then inserts the call, going
-   * out from the organization's outgoing number, and its `call.queued` event.
+   * organization, the payer's balance is above zero and the organization's spend limit (a
+   * tenant's, when it has one) is not reached, and only then inserts the call, going out from the
+   * organization's outgoing number, and its `call.queued` event.
    *
    * The one place this repository reads other domains' tables, on purpose: the organization
    * and its payer (by the billing domain's `payerIdSql`), the agent, the contact and the
@@ -187,7 +203,8 @@ export class CallsRepository {
       `WITH ctx AS (
          SELECT o.id AS org_id, p.id AS payer_id, p.currency, p.balance_micros > 0 AS funded, a.id AS agent_id, ct.id AS contact_id, ct.phone_number,
                 ${outgoingNumberSql('o.id', 'a.id')} AS our_number,
-                ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found
+                ($4::varchar IS NULL OR EXISTS (SELECT 1 FROM campaigns k WHERE k.id = $4 AND k.org_id = o.id)) AS campaign_found,
+                ${spendLimitReachedSql('o', '$9::timestamptz', '$10::timestamptz')} AS spend_limit_reached
            FROM organizations o
            JOIN organizations p ON p.id = ${payerIdSql('o')}
            LEFT JOIN agents a ON a.id = $2 AND a.org_id = o.id
@@ -196,14 +213,26 @@ export class CallsRepository {
        inserted AS (
          ${INSERT_CALL}
          SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7
-           FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded
+           FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded AND NOT spend_limit_reached
          RETURNING c),
        event AS (${queuedEvent('$8', '$7')})
        SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx`,
-      [request.orgId, request.agentId, request.contactId, request.campaignId, id, JSON.stringify(request.simulate), createdAt, newId('evt')],
+      [
+        request.orgId,
+        request.agentId,
+        request.contactId,
+        request.campaignId,
+        id,
+        JSON.stringify(request.simulate),
+        createdAt,
+        newId('evt'),
+        request.month.since,
+        request.month.until,
+      ],
     );
     if (!ctx.placed) {
-      const reason = ctx.agent_id === null ? 'agent' : ctx.contact_id === null ? 'contact' : !ctx.campaign_found ? 'campaign' : 'unfunded';
+      const reason =
+        ctx.agent_id === null ? 'agent' : ctx.contact_id === null ? 'contact' : !ctx.campaign_found ? 'campaign' : !ctx.funded ? 'unfunded' : 'spend_limit';
       return { placed: false, reason };
     }
     const call: QueuedCall = {
@@ -240,16 +269,30 @@ export class CallsRepository {
    * carrier's timeline). Returns the calls still unfinished; ended ones are left out. Locks them by
    * id first (the lock order: see `CallEngine`); alone, the UPDATE would lock them in its plan's
    * order, often the table's (a bitmap scan, as for the sweeper's thousands of calls).
+   *
+   * With a `gate`, in the transaction that locked the calls and then the organization's row (see
+   * src/tenants/spend-limit.ts), an outbound call never dialed is marked only while the
+   * organization's spend limit is not reached (its spend read once for the batch); the others are
+   * left out. The dial time is the clock's at this statement, after the locks.
    */
-  async markDialed(ids: string[]): Promise<DialedCall[]> {
-    const [rows] = await this.db.query<[DialedCall[], number]>(
+  async markDialed(sql: Sql, ids: string[], gate: SpendGate | null = null): Promise<DialedCall[]> {
+    const allowed = gate
+      ? `AND (c.dialed_at IS NOT NULL OR c.direction <> 'outbound' OR c.org_id <> $2
+              OR NOT (SELECT ${spendLimitReachedSql('o', '$3::timestamptz', '$4::timestamptz')} FROM organizations o WHERE o.id = $2))`
+      : '';
+    const [rows] = (await sql.query(
       `WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR NO KEY UPDATE)
-       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, now()), updated_at = now()
-         FROM locked WHERE c.id = locked.id
+       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, clock_timestamp()), updated_at = now()
+         FROM locked WHERE c.id = locked.id ${allowed}
        RETURNING ${dialedRow.select('c')}`,
-      [ids],
-    );
+      gate ? [ids, gate.orgId, gate.month.since, gate.month.until] : [ids],
+    )) as [DialedCall[], number];
     return rows;
+  }
+
+  /** The unfinished ones of `ids`, locked by id for the caller's dialing transaction (the lock order: see `CallEngine`). */
+  async lockForDial(em: EntityManager, ids: string[]): Promise<Array<{ id: string; org_id: string }>> {
+    return em.query(`SELECT id, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR NO KEY UPDATE`, [ids]);
   }
 
   /**
@@ -357,6 +400,7 @@ export class CallsRepository {
       orgId: p.org_id,
       campaignId: p.campaign_id,
       status: p.status as TerminalStatus,
+      endReason: p.end_reason!,
       outcome: p.outcome,
       phoneNumber: p.phone_number,
       durationSeconds: p.duration_seconds,

@@ -9,7 +9,7 @@ export function callRoutes(api: ApiRouter, calls: CallsService): void {
   api
     .post<CreateCallInput>('/calls', {
       summary: 'Place an outbound call',
-      errors: { 402: ['insufficient_balance'], 404: ['agent_not_found', 'contact_not_found', 'campaign_not_found'] },
+      errors: { 402: ['insufficient_balance', 'spend_limit_reached'], 404: ['agent_not_found', 'contact_not_found', 'campaign_not_found'] },
       capability: 'operate',
       body: createCallSchema,
       response: callSchema,

@@ -7,6 +7,7 @@ import { AppError, ConflictError, NotFoundError } from '../lib/errors.js';
 import { formatMoney } from '../lib/money.js';
 import type { PhoneNumbersRepository } from '../numbers/phone-numbers.repository.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import { SpendLimitReachedError, type SpendLimits } from '../tenants/spend-limit.js';
 import type { SimulateScript } from './call.entity.js';
 import type { CallRow, CallsRepository, QueuedCall } from './calls.repository.js';
 import type { CreateCallInput } from './calls.schemas.js';
@@ -52,6 +53,7 @@ export class CallsService {
     private readonly engine: CallEngine,
     private readonly orgs: OrganizationsRepository,
     private readonly contacts: Pick<ContactsRepository, 'idByNumber'>,
+    private readonly spend: Pick<SpendLimits, 'month'>,
   ) {}
 
   /**
@@ -63,7 +65,7 @@ export class CallsService {
     await work().catch((err) => logger.warn({ err, callId }, 'calls: not handed to the engine now; its sweeper takes it up'));
   }
 
-  /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. */
+  /** `POST /v1/calls`: persists the call as `queued` and answers at once; the engine does the rest. 402 when the payer has no money or the tenant's spend limit is reached. */
   async create(actor: Actor, input: CreateCallInput) {
     const result = await this.calls.placeOutbound(this.db, {
       orgId: actor.org.id,
@@ -71,9 +73,11 @@ export class CallsService {
       contactId: input.contact_id,
       campaignId: input.campaign_id ?? null,
       simulate: input.simulate,
+      month: this.spend.month(),
     });
     if (!result.placed) {
       if (result.reason === 'unfunded') throw new InsufficientBalanceError();
+      if (result.reason === 'spend_limit') throw new SpendLimitReachedError();
       throw new NotFoundError(result.reason);
     }
     const { call, currency } = result;

@@ -6,10 +6,11 @@ import type { CarrierAdapter, CarrierReport, ScheduledReport } from '../carrier/
 import type { Carriers } from '../carrier/carriers.js';
 import type { ConfirmationTexts } from '../messaging/texts.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import type { SpendLimits } from '../tenants/spend-limit.js';
 import type { EndReason, TerminalStatus } from './call.entity.js';
 import { effectiveLimits, type CallLimits } from './call-limits.js';
 import type { CallJobs } from './calls.jobs.js';
-import type { CallsRepository, EndedCall } from './calls.repository.js';
+import type { CallsRepository, DialedCall, EndedCall } from './calls.repository.js';
 
 /**
  * How long a dispatch waits for more of its organization's calls before admitting (see
@@ -42,13 +43,15 @@ export interface EndRequest {
  *
  * THE lock order, of every transaction and statement that locks rows of calls, organizations or
  * the ledger, so that none waits in a cycle: calls by id, then organizations by id, then the
- * ledger. An ending locks its calls first (`CallsRepository.lockOpen`) and appends its ledger
- * lines last, by payer id (`LedgerRepository.append`: the balance trigger locks each payer's row);
- * a statement changing several calls locks them by id before its UPDATE (`ORDER BY id FOR NO KEY
- * UPDATE` in `CallsRepository.markDialed` and in `markRinging`, `markInProgress`, `markEnded`).
- * Anything else that writes or locks an organization's row (its settings, a top-up, a tenant
- * disabled) takes that one row and waits for nothing after it; foreign key checks (a call placed,
- * a line appended) only key-share lock organizations, which waits for those alone.
+ * ledger. An ending locks its calls first (`CallsRepository.lockOpen`), then the tenants with a
+ * spend limit it charges (`SpendLimits.charging`), and appends its ledger lines last, by payer id
+ * (`LedgerRepository.append`: the balance trigger locks each payer's row); a dial checked against
+ * a spend limit locks its calls, then the tenant's row (`dialWithinSpendLimit`); a statement
+ * changing several calls locks them by id before its UPDATE (`ORDER BY id FOR NO KEY UPDATE` in
+ * `CallsRepository.markDialed` and in `markRinging`, `markInProgress`, `markEnded`). Anything else
+ * that writes or locks an organization's row (its settings or limits, a top-up, a tenant disabled)
+ * takes that one row and waits for nothing after it; foreign key checks (a call placed, a line
+ * appended) only key-share lock organizations, which waits for those alone.
  */
 export class CallEngine {
   constructor(
@@ -65,6 +68,8 @@ export class CallEngine {
     private readonly ledger: Pick<LedgerRepository, 'append'>,
     /** What other domains do when calls end; given at construction, so no path that ends a call can skip them. */
     private readonly hooks: readonly CallEndHooks[],
+    /** Tenants' monthly spend limits: checked at the dial, followed by the endings that charge them. */
+    private readonly spend: Pick<SpendLimits, 'month' | 'lockForDial' | 'charging' | 'recordThresholds'>,
   ) {}
 
   /** Outbound calls just committed as `queued`: queue them for admission. */
@@ -89,7 +94,7 @@ export class CallEngine {
     const carriers = new Map([[orgId, this.carriers.get(org.carrierProvider)]]);
     for (;;) {
       const admission = await this.limits.admit(orgId, limits);
-      await this.dial(admission.callIds, carriers);
+      await this.dial(admission.callIds, carriers, org.spendLimited ? orgId : null);
       if (admission.retryAt) await this.jobs.dispatch(orgId, admission.retryAt.getTime() - Date.now());
       if (!admission.full) return;
     }
@@ -99,12 +104,13 @@ export class CallEngine {
    * Hands calls to the carrier and schedules its reports. Replaying a dial (after a crash)
    * keeps the first dial time, so the carrier's timeline, and the job ids, are the same.
    * Calls that ended meanwhile give their slot back; calls to a listed number are ended first.
-   * `carriers`: organizations' carriers already known (others are looked up).
+   * `carriers`: organizations' carriers already known (others are looked up). `spendLimited`: the
+   * organization (a tenant with a monthly spend limit) whose calls these are, checked against it.
    */
-  async dial(callIds: string[], carriers = new Map<string, CarrierAdapter>()): Promise<void> {
+  async dial(callIds: string[], carriers = new Map<string, CarrierAdapter>(), spendLimited: string | null = null): Promise<void> {
     if (callIds.length === 0) return;
     await this.endBarred(callIds);
-    const calls = await this.calls.markDialed(callIds);
+    const calls = spendLimited ? await this.dialWithinSpendLimit(callIds, spendLimited) : await this.calls.markDialed(this.db, callIds);
     if (calls.length < callIds.length) {
       const open = new Set(calls.map((c) => c.id));
       const ended = await this.calls.orgsOf(callIds.filter((id) => !open.has(id)));
@@ -128,14 +134,37 @@ export class CallEngine {
    * `call.completed` like any ending; it never started, so its start in the hour is given back.
    */
   private async endBarred(callIds: string[]): Promise<void> {
-    const barred = await this.calls.barredAmong(callIds);
-    if (barred.length === 0) return;
+    await this.endUndialed(await this.calls.barredAmong(callIds), 'do_not_call');
+  }
+
+  /**
+   * A tenant's calls are not dialed once its monthly spend limit is reached (CONTRACT.md §5): in one
+   * transaction, the calls locked, then the tenant's row (shared with other dials, after any charge
+   * of the tenant commits: see `SpendLimits`), then the spend checked and the calls marked dialed
+   * in one statement for the batch. Those refused end `canceled` / `spend_limit_reached` like a
+   * listed number's.
+   */
+  private async dialWithinSpendLimit(callIds: string[], orgId: string): Promise<DialedCall[]> {
+    const { dialed, refused } = await this.db.transaction(async (em) => {
+      const open = await this.calls.lockForDial(em, callIds);
+      await this.spend.lockForDial(em, orgId);
+      const dialed = await this.calls.markDialed(em, callIds, { orgId, month: this.spend.month() });
+      const marked = new Set(dialed.map((c) => c.id));
+      return { dialed, refused: open.filter((c) => !marked.has(c.id)) };
+    });
+    await this.endUndialed(refused, 'spend_limit_reached');
+    return dialed;
+  }
+
+  /** Calls never dialed end `canceled` with `reason`, uncharged, `call.completed` written; their starts in the hour are given back. */
+  private async endUndialed(calls: Array<{ id: string; org_id: string }>, reason: 'do_not_call' | 'spend_limit_reached'): Promise<void> {
+    if (calls.length === 0) return;
     await this.end(
-      barred.map((c) => c.id),
-      { status: 'canceled', endReason: 'do_not_call', at: new Date(), durationSeconds: 0 },
+      calls.map((c) => c.id),
+      { status: 'canceled', endReason: reason, at: new Date(), durationSeconds: 0 },
     );
     const byOrg = new Map<string, string[]>();
-    for (const call of barred) byOrg.set(call.org_id, [...(byOrg.get(call.org_id) ?? []), call.id]);
+    for (const call of calls) byOrg.set(call.org_id, [...(byOrg.get(call.org_id) ?? []), call.id]);
     for (const [orgId, ids] of byOrg) await this.limits.returnStarts(orgId, ids);
   }
 
@@ -181,6 +210,7 @@ export class CallEngine {
       );
       const payers = new Map(open.map((c) => [c.id, orgs.get(c.payer_org_id)!]));
       const ledger: LedgerLine[] = [];
+      const charges = new Map<string, bigint>();
       const endings = open.map((call) => {
         const payer = payers.get(call.id)!;
         // Never ends before it was answered (an answer applied after the moment asked for).
@@ -189,21 +219,37 @@ export class CallEngine {
         const seconds = request.durationSeconds ?? talked;
         const charge = callCharge({ id: call.id, orgId: call.org_id }, payer, seconds);
         if (charge.line) ledger.push(charge.line);
+        charges.set(call.id, charge.amount);
         // A tenant's call: what the tenant owes, at the resale price in force now, beside the charge.
         const billableMicros = callBillable(orgs.get(call.org_id)!, payer, seconds);
         return { id: call.id, status: request.status, endReason: request.endReason, durationSeconds: seconds, chargeMicros: charge.amount, billableMicros, at };
       });
       const result = await this.calls.markEnded(em, endings);
+      // Tenants with a spend limit charged here: their rows locked, their month's spend read.
+      const spending = await this.spend.charging(
+        em,
+        result.map((call) => ({
+          org: orgs.get(call.orgId)!,
+          payer: payers.get(call.id)!,
+          micros: charges.get(call.id)!,
+          mayText: call.outcome === 'positive',
+        })),
+      );
       const texts: string[] = [];
       for (const call of result) {
-        const text = await this.texts.record(em, call, orgs.get(call.orgId)!, payers.get(call.id)!);
+        const org = orgs.get(call.orgId)!;
+        const text = await this.texts.record(em, call, org, payers.get(call.id)!, spending.reached(org.id));
         if (!text) continue;
-        texts.push(text.messageId);
-        if (text.charge) ledger.push(text.charge);
+        if (text.sent) texts.push(text.messageId);
+        if (text.charge) {
+          ledger.push(text.charge);
+          spending.add(org.id, -text.charge.amountMicros);
+        }
       }
       for (const hook of this.hooks) await hook.during(em, result);
       // Last, so each payer's balance row is locked only for the commit.
       await this.ledger.append(em, ...ledger);
+      await this.spend.recordThresholds(em, spending);
       return { ended: result, texts };
     });
     if (ended.length) await this.afterEnd(ended, texts);

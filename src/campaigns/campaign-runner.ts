@@ -8,10 +8,11 @@ import type { ContactsRepository } from '../contacts/contacts.repository.js';
 import type { DoNotCallRepository } from '../do-not-call/do-not-call.repository.js';
 import { logger } from '../lib/logger.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import type { SpendLimits } from '../tenants/spend-limit.js';
 import type { CampaignsRepository } from './campaigns.repository.js';
 import { ContactWindow, type PhoneTimezones } from './contact-window.js';
 
-/** How often a campaign outside its hours, or whose due contacts all are, looks again. */
+/** How often a campaign outside its hours, whose due contacts all are, or whose tenant's spend limit is reached, looks again. */
 const OUTSIDE_HOURS_RECHECK_MS = 60_000;
 /** How many due contacts a tick reads at a time while looking for ones it may call now. */
 const DUE_CHUNK = 500;
@@ -30,6 +31,8 @@ export interface ContactChecks {
   timezones: PhoneTimezones;
   /** The clock of calling windows (tests fix it). */
   now: () => Date;
+  /** The month a tenant's spend limit applies to. */
+  spend: Pick<SpendLimits, 'month'>;
 }
 
 interface Picked {
@@ -62,6 +65,7 @@ export class CampaignRunner {
       const capacity = Math.max(0, maxConcurrentCalls - (await this.campaigns.callingCount(em, campaign.id)));
       const picked = await this.pickContacts(em, campaign.id, org.id, capacity, window);
       const calls: QueuedCall[] = [];
+      const month = this.checks.spend.month();
       for (const contactId of picked.contactIds) {
         const result = await this.calls.placeOutbound(em, {
           orgId: org.id,
@@ -69,7 +73,10 @@ export class CampaignRunner {
           contactId,
           campaignId: campaign.id,
           simulate: campaign.simulate ?? DEFAULT_SIMULATION,
+          month,
         });
+        // The tenant's monthly spend limit is reached: no call; its contacts stay pending until it allows (the sweep's ticks look again).
+        if (!result.placed && result.reason === 'spend_limit') return { calls, orgId: org.id, recheckMs: OUTSIDE_HOURS_RECHECK_MS };
         if (!result.placed) {
           // Agent and contacts cannot be deleted while the campaign exists: only money can be missing;
           // anything else is a defect no retry mends.
@@ -136,7 +143,12 @@ export class CampaignRunner {
 export function campaignCallEndHooks(campaigns: CampaignsRepository, jobs: CallJobs): CallEndHooks {
   return {
     during: async (em, ended) => {
-      for (const call of ended) if (call.campaignId) await campaigns.recordCallEnd(em, call.campaignId, call.id, RETRY_ON.has(call.status));
+      for (const call of ended) {
+        if (!call.campaignId) continue;
+        // Never dialed for the tenant's spend limit: the contact is pending again, its attempt not counted.
+        const next = call.endReason === 'spend_limit_reached' ? 'undialed' : RETRY_ON.has(call.status) ? 'retry' : 'done';
+        await campaigns.recordCallEnd(em, call.campaignId, call.id, next);
+      }
     },
     after: async (ended) => {
       const running = new Set(ended.map((c) => c.campaignId).filter((id) => id !== null));

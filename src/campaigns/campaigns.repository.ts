@@ -120,8 +120,19 @@ export class CampaignsRepository {
     return { calling: left.calling, pending: left.pending, nextDueMs: left.next_due_ms === null ? null : Number(left.next_due_ms) };
   }
 
-  /** Due again after the retry delay when `retry` and attempts are left; else done. */
-  async recordCallEnd(em: EntityManager, campaignId: string, callId: string, retry: boolean): Promise<void> {
+  /**
+   * `retry`: due again after the retry delay while attempts are left, else done; `done`; `undialed`:
+   * the call was never dialed, so the contact is due again at once and the attempt is not counted.
+   */
+  async recordCallEnd(em: EntityManager, campaignId: string, callId: string, next: 'retry' | 'done' | 'undialed'): Promise<void> {
+    if (next === 'undialed') {
+      await em.query(
+        `UPDATE campaign_contacts SET state = 'pending', attempts = attempts - 1, next_attempt_at = NULL
+          WHERE campaign_id = $1 AND last_call_id = $2 AND state = 'calling'`,
+        [campaignId, callId],
+      );
+      return;
+    }
     const [campaign] = await em.query<Array<{ retry_max: number; retry_delay_seconds: number }>>(
       `SELECT retry_max, retry_delay_seconds FROM campaigns WHERE id = $1`,
       [campaignId],
@@ -132,7 +143,7 @@ export class CampaignsRepository {
           SET state = CASE WHEN $3 AND attempts <= $4 THEN 'pending' ELSE 'done' END,
               next_attempt_at = CASE WHEN $3 AND attempts <= $4 THEN now() + make_interval(secs => $5) ELSE NULL END
         WHERE campaign_id = $1 AND last_call_id = $2 AND state = 'calling'`,
-      [campaignId, callId, retry, campaign.retry_max, campaign.retry_delay_seconds],
+      [campaignId, callId, next === 'retry', campaign.retry_max, campaign.retry_delay_seconds],
     );
   }
 

@@ -4,7 +4,7 @@
 export const CALL_EVENT_TYPES = ['call.queued', 'call.ringing', 'call.in_progress', 'call.completed'] as const;
 
 /** Account events; each goes only to endpoints listing it in `event_types`. */
-export const OPERATIONAL_EVENT_TYPES = ['webhook_endpoint.disabled', 'tenant.disabled', 'tenant.enabled', 'balance.low'] as const;
+export const OPERATIONAL_EVENT_TYPES = ['webhook_endpoint.disabled', 'tenant.disabled', 'tenant.enabled', 'balance.low', 'tenant.spend_threshold'] as const;
 
 /** Every event name, call events first. */
 export const EVENT_TYPES = [...CALL_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
@@ -20,6 +20,8 @@ export interface OperationalEventFields {
   'tenant.enabled': { tenant_id: string };
   /** Money as the API writes it: decimal strings with 6 fractional digits. */
   'balance.low': { balance: string; currency: string; threshold: string };
+  /** A reseller's: its tenant's month's spend reached a threshold of its limit (CONTRACT.md §5); `month` is `YYYY-MM`. */
+  'tenant.spend_threshold': { tenant_id: string; threshold_percent: 80 | 100; spent: string; limit: string; currency: string; month: string };
 }
 
 /** With the call events' fields, what a delivered body can hold (`field_aliases` may rename, `extra_payload` not reuse). */
@@ -31,6 +33,10 @@ export const OPERATIONAL_EVENT_FIELDS = [
   'balance',
   'currency',
   'threshold',
+  'threshold_percent',
+  'spent',
+  'limit',
+  'month',
 ] as const satisfies readonly OperationalField[];
 
 type OperationalField = { [E in OperationalEventType]: keyof OperationalEventFields[E] }[OperationalEventType];

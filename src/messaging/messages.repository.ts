@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
-import { Message } from './message.entity.js';
+import { Message, type TextFailureReason, type TextStatus } from './message.entity.js';
 
 const messageRow = rowShape('messages', {
   id: column<string>(),
@@ -11,6 +11,8 @@ const messageRow = rowShape('messages', {
   to_number: column<string>(),
   body: column<string>(),
   charge_micros: column<string>(),
+  status: column<TextStatus>(),
+  failure_reason: column<TextFailureReason | null>(),
   created_at: column<Date>(),
   // Whose currency the text is shown in (`OrganizationsRepository.withPayerCurrency`).
   payer_org_id: column<string>(),
@@ -35,9 +37,11 @@ export interface NewText {
   body: string;
   chargeMicros: bigint;
   billableMicros: bigint | null;
+  status: TextStatus;
+  failureReason: TextFailureReason | null;
 }
 
-/** Recorded (and charged) first, then sent by a job; an unsent text is sent again by the sweeper. */
+/** Recorded (and charged) first, then sent by a job; an unsent text is sent again by the sweeper (a failed one never is). */
 export class MessagesRepository {
   constructor(private readonly db: DataSource) {}
 
@@ -53,7 +57,10 @@ export class MessagesRepository {
   }
 
   async findUnsent(id: string): Promise<UnsentText | null> {
-    const [row] = await this.db.query<UnsentText[]>(`SELECT ${unsentRow.select()} FROM ${unsentRow.from()} WHERE id = $1 AND sent_at IS NULL`, [id]);
+    const [row] = await this.db.query<UnsentText[]>(
+      `SELECT ${unsentRow.select()} FROM ${unsentRow.from()} WHERE id = $1 AND sent_at IS NULL AND status = 'sent'`,
+      [id],
+    );
     return row ?? null;
   }
 
@@ -64,7 +71,7 @@ export class MessagesRepository {
 
   async unsentIds(graceSeconds: number, limit: number): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
-      `SELECT id FROM messages WHERE sent_at IS NULL AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+      `SELECT id FROM messages WHERE sent_at IS NULL AND status = 'sent' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
       [graceSeconds, limit],
     );
     return rows.map((r) => r.id);

@@ -2,6 +2,7 @@ import type { Actor } from '../auth/actor.js';
 import type { Page } from '../lib/pagination.js';
 import { formatMoney } from '../lib/money.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
+import type { TextFailureReason, TextStatus } from './message.entity.js';
 import type { MessageRow, MessagesRepository } from './messages.repository.js';
 import type { MessagesQuery } from './messages.schemas.js';
 
@@ -13,6 +14,8 @@ export interface MessageView {
   body: string;
   charge: string;
   currency: string;
+  status: TextStatus;
+  failure_reason: TextFailureReason | null;
   created_at: string;
 }
 
@@ -24,6 +27,8 @@ const presentMessage = (row: MessageRow & { currency: string }): MessageView => 
   body: row.body,
   charge: formatMoney(BigInt(row.charge_micros)),
   currency: row.currency,
+  status: row.status,
+  failure_reason: row.failure_reason,
   created_at: row.created_at.toISOString(),
 });
 

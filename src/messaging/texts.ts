@@ -5,15 +5,21 @@ import type { EndedCall } from '../calls/calls.repository.js';
 import type { Carriers } from '../carrier/carriers.js';
 import type { Organization } from '../orgs/organization.entity.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
-import type { MessagesRepository } from './messages.repository.js';
+import type { MessagesRepository, NewText } from './messages.repository.js';
 
 export interface RecordedText {
   messageId: string;
-  /** The ledger line of its `per_text` charge (none at a rate of zero), for the caller to append. */
+  /** The ledger line of its `per_text` charge (none at a rate of zero, nor for a failed text), for the caller to append. */
   charge: LedgerLine | null;
+  /** To send after commit; false: recorded `failed`, never sent. */
+  sent: boolean;
 }
 
-/** Recorded with its charge in the ending transaction (unique `call_id`), sent by a `send-text` job after commit, never inside. */
+/**
+ * Recorded with its charge in the ending transaction (unique `call_id`), sent by a `send-text` job after commit, never inside.
+ * A text that would be charged while its tenant's monthly spend limit is reached is recorded `failed`
+ * (`spend_limit_reached`), uncharged and unbilled, and never sent (CONTRACT.md §5).
+ */
 export class ConfirmationTexts {
   constructor(
     private readonly messages: MessagesRepository,
@@ -21,22 +27,25 @@ export class ConfirmationTexts {
     private readonly orgs: Pick<OrganizationsRepository, 'load'>,
   ) {}
 
-  async record(em: EntityManager, call: EndedCall, org: Organization, payer: Organization): Promise<RecordedText | null> {
+  async record(em: EntityManager, call: EndedCall, org: Organization, payer: Organization, spendLimitReached: boolean): Promise<RecordedText | null> {
     if (call.outcome !== 'positive' || org.disabled) return null;
     const from = await this.senderFor(em, org);
     if (!from) return null;
-    const text = {
+    const failed = spendLimitReached && payer.ratePerTextMicros > 0n;
+    const text: NewText = {
       orgId: org.id,
       payerOrgId: payer.id,
       callId: call.id,
       fromNumber: from,
       toNumber: call.phoneNumber,
       body: `Thank you for calling ${org.name}. Your booking is confirmed; reply to this message if anything changes.`,
-      chargeMicros: payer.ratePerTextMicros,
-      billableMicros: textBillable(org, payer),
+      chargeMicros: failed ? 0n : payer.ratePerTextMicros,
+      billableMicros: failed ? 0n : textBillable(org, payer),
+      status: failed ? 'failed' : 'sent',
+      failureReason: failed ? 'spend_limit_reached' : null,
     };
     const messageId = await this.messages.insert(em, text);
-    return { messageId, charge: textCharge({ id: messageId, orgId: org.id }, payer) };
+    return { messageId, charge: failed ? null : textCharge({ id: messageId, orgId: org.id }, payer), sent: !failed };
   }
 
   /** Its own sending number, else a tenant's reseller's; null: no text is sent (SPEC.md §4.2). */

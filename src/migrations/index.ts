@@ -17,6 +17,7 @@ import { TenantExternalRefIndex1795850000000 } from './1795850000000-TenantExter
 import { EventAccount1795860000000 } from './1795860000000-EventAccount.js';
 import { ResellerWideEndpoints1795870000000 } from './1795870000000-ResellerWideEndpoints.js';
 import { UsageBucketsCovering1795880000000 } from './1795880000000-UsageBucketsCovering.js';
+import { TenantSpendLimit1795890000000 } from './1795890000000-TenantSpendLimit.js';
 import { TenantRestrictedApiKeys1795900000000 } from './1795900000000-TenantRestrictedApiKeys.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
@@ -39,5 +40,6 @@ export const migrations: Array<new () => MigrationInterface> = [
   EventAccount1795860000000,
   ResellerWideEndpoints1795870000000,
   UsageBucketsCovering1795880000000,
+  TenantSpendLimit1795890000000,
   TenantRestrictedApiKeys1795900000000,
 ];

@@ -55,6 +55,10 @@ export class Organization {
   @Column({ name: 'resale_per_text_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   resalePerTextMicros!: bigint | null;
 
+  /** A tenant's monthly spend limit, set by its reseller (null: none); the rule is `src/tenants/spend-limit.ts`'s. */
+  @Column({ name: 'monthly_spend_limit_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
+  monthlySpendLimitMicros!: bigint | null;
+
   @Column({ type: 'char', length: 3, default: 'USD' })
   currency!: string;
 

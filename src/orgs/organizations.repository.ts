@@ -48,6 +48,7 @@ interface DialingRow {
   carrier_provider: string;
   parent_max_concurrent_calls: number | null;
   parent_max_calls_per_hour: number | null;
+  spend_limited: boolean;
 }
 
 /** See `OrganizationsRepository.dialingOf`. */
@@ -57,6 +58,8 @@ export interface DialingContext {
   maxConcurrentCalls: number;
   maxCallsPerHour: number;
   parent: { maxConcurrentCalls: number; maxCallsPerHour: number } | null;
+  /** A tenant with a monthly spend limit: its dials check it (src/tenants/spend-limit.ts). */
+  spendLimited: boolean;
 }
 
 export type NewOrganization = Pick<Organization, 'id' | 'name'> & Partial<Omit<Organization, 'parent' | 'createdAt'>>;
@@ -102,7 +105,8 @@ export class OrganizationsRepository {
   async dialingOf(id: string): Promise<DialingContext | null> {
     const [row] = await this.db.query<DialingRow[]>(
       `SELECT o.disabled, o.max_concurrent_calls, o.max_calls_per_hour, o.carrier_provider,
-              p.max_concurrent_calls AS parent_max_concurrent_calls, p.max_calls_per_hour AS parent_max_calls_per_hour
+              p.max_concurrent_calls AS parent_max_concurrent_calls, p.max_calls_per_hour AS parent_max_calls_per_hour,
+              o.monthly_spend_limit_micros IS NOT NULL AS spend_limited
          FROM organizations o LEFT JOIN organizations p ON p.id = o.parent_id
         WHERE o.id = $1`,
       [id],
@@ -117,7 +121,22 @@ export class OrganizationsRepository {
         row.parent_max_concurrent_calls === null
           ? null
           : { maxConcurrentCalls: row.parent_max_concurrent_calls, maxCallsPerHour: row.parent_max_calls_per_hour! },
+      spendLimited: row.spend_limited,
     };
+  }
+
+  /**
+   * Locks tenants' rows for their spend limit and reads the limits as they are once locked (see
+   * src/tenants/spend-limit.ts): `charge` for a transaction charging them (one at a time per
+   * tenant), `dial` for one dialing their calls (dials share it and wait for charges). By id, after
+   * the calls: the lock order of `CallEngine`.
+   */
+  async lockSpendLimits(em: EntityManager, ids: string[], purpose: 'charge' | 'dial'): Promise<Map<string, bigint | null>> {
+    const rows = await em.query<Array<{ id: string; spend_limit: string | null }>>(
+      `SELECT id, monthly_spend_limit_micros AS spend_limit FROM organizations WHERE id = ANY($1) ORDER BY id ${purpose === 'charge' ? 'FOR NO KEY UPDATE' : 'FOR SHARE'}`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.spend_limit === null ? null : BigInt(r.spend_limit)]));
   }
 
   /** The organization's carrier provider (CONTRACT.md's carrier connection). */

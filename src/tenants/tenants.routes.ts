@@ -53,14 +53,14 @@ export function tenantRoutes(api: ApiRouter, tenants: TenantsService): void {
       handler: ({ actor, params, body }) => tenants.update(actor, params.id, body),
     })
     .get<unknown, { id: string }>('/tenants/:id/limits', {
-      summary: "Read a tenant's call limits",
+      summary: "Read a tenant's limits and this month's spend",
       ...TENANT_AREA,
       params: tenantIdParams,
       response: limitsSchema,
       handler: ({ actor, params }) => tenants.limits(actor, params.id),
     })
     .patch<LimitsInput, unknown, { id: string }>('/tenants/:id/limits', {
-      summary: "Change a tenant's call limits",
+      summary: "Change a tenant's call limits or monthly spend limit",
       errors: { 422: ['above_reseller_limit'] },
       ...TENANT_AREA,
       capability: 'settings',

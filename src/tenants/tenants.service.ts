@@ -11,8 +11,11 @@ import { newId } from '../lib/ids.js';
 import type { Page, PageParams } from '../lib/pagination.js';
 import { needRedis, type RedisClient } from '../lib/redis.js';
 import { presentRow, type Presented } from '../lib/sql.js';
+import { formatMoney, type Micros } from '../lib/money.js';
+import type { Organization } from '../orgs/organization.entity.js';
 import { OrganizationsRepository, type Locking, type OrganizationChanges, type TenantRow } from '../orgs/organizations.repository.js';
 import { STARTER_SERVICES } from './industry-catalog.js';
+import type { SpendLimits } from './spend-limit.js';
 import type { TenantJobs } from './tenants.jobs.js';
 import type { CreateTenantInput, LimitsInput, UpdateTenantInput } from './tenants.schemas.js';
 
@@ -43,6 +46,7 @@ export class TenantsService {
     private readonly jobs: TenantJobs,
     private readonly redis: RedisClient,
     private readonly events: Pick<EventsRepository, 'record'>,
+    private readonly spend: Pick<SpendLimits, 'spentThisMonth' | 'limitSet'>,
   ) {}
 
   /** 404 `tenant_not_found` also for another's id (never says it exists); `lock` holds the row. */
@@ -123,27 +127,53 @@ export class TenantsService {
     return this.get(actor, id);
   }
 
-  async limits(actor: Actor, id: string) {
+  async limits(actor: Actor, id: string): Promise<TenantLimitsView> {
     await this.findOwn(actor, id);
     const tenant = (await this.orgs.findWithParent(this.db.manager, id))!;
-    return { ...presentLimits(effectiveLimits(tenant)), ceiling: presentLimits(tenant.parent!) };
+    return presentTenantLimits(tenant, await this.spend.spentThisMonth(this.db.manager, id));
   }
 
-  async updateLimits(actor: Actor, id: string, input: LimitsInput) {
-    const current = await this.limits(actor, id);
-    const set: OrganizationChanges = {};
-    for (const field of ['max_concurrent_calls', 'max_calls_per_hour'] as const) {
-      const value = input[field];
-      if (value !== undefined && value > current.ceiling[field]) {
-        throw new UnprocessableError('above_reseller_limit', `${field} may be at most ${current.ceiling[field]}, your account's ceiling.`, {
-          field,
-          limit: current.ceiling[field],
-        });
+  /**
+   * In one transaction with the tenant's row locked: a spend limit set is compared with the month's
+   * spend as every charge committed before it left it, and the thresholds it puts the spend past
+   * are sent (`tenant.spend_threshold`, once a month each).
+   */
+  async updateLimits(actor: Actor, id: string, input: LimitsInput): Promise<TenantLimitsView> {
+    return this.db.transaction(async (em) => {
+      await this.findOwn(actor, id, em, { lock: true });
+      const ceiling = presentLimits((await this.orgs.findWithParent(em, id))!.parent!);
+      for (const field of ['max_concurrent_calls', 'max_calls_per_hour'] as const) {
+        const value = input[field];
+        if (value !== undefined && value > ceiling[field]) {
+          throw new UnprocessableError('above_reseller_limit', `${field} may be at most ${ceiling[field]}, your account's ceiling.`, {
+            field,
+            limit: ceiling[field],
+          });
+        }
       }
-    }
-    if (input.max_concurrent_calls !== undefined) set.maxConcurrentCalls = input.max_concurrent_calls;
-    if (input.max_calls_per_hour !== undefined) set.maxCallsPerHour = input.max_calls_per_hour;
-    await this.orgs.update(this.db.manager, id, set);
-    return this.limits(actor, id);
+      const set: OrganizationChanges = {};
+      if (input.max_concurrent_calls !== undefined) set.maxConcurrentCalls = input.max_concurrent_calls;
+      if (input.max_calls_per_hour !== undefined) set.maxCallsPerHour = input.max_calls_per_hour;
+      if (input.monthly_spend_limit !== undefined) set.monthlySpendLimitMicros = input.monthly_spend_limit;
+      await this.orgs.update(em, id, set);
+      const tenant = (await this.orgs.findWithParent(em, id))!;
+      const spent = await this.spend.spentThisMonth(em, id);
+      if (input.monthly_spend_limit !== undefined) await this.spend.limitSet(em, tenant, spent);
+      return presentTenantLimits(tenant, spent);
+    });
   }
+}
+
+export type TenantLimitsView = ReturnType<typeof presentTenantLimits>;
+
+/** CONTRACT.md "Limits" and §5: the limits in force, the reseller's ceiling, the spend limit and the month's spend, in the reseller's currency. */
+function presentTenantLimits(tenant: Organization, spent: Micros) {
+  const reseller = tenant.parent!;
+  return {
+    ...presentLimits(effectiveLimits(tenant)),
+    ceiling: presentLimits(reseller),
+    monthly_spend_limit: tenant.monthlySpendLimitMicros === null ? null : formatMoney(tenant.monthlySpendLimitMicros),
+    spent_this_month: formatMoney(spent),
+    currency: reseller.currency,
+  };
 }

@@ -36,6 +36,8 @@ const EARLIEST_ACTIVITY = `
  * progress is billed, as it is charged). One spelling for the rollup and the read.
  */
 const CALLS_COUNTED = `(c.status = 'completed' OR c.billable_micros > 0)`;
+/** The ledger lines usage counts as charges (`charges.calls` and `charges.other`): all but adjustments (top-ups, corrections). */
+const CHARGE_LINES = `kind <> 'adjustment'`;
 const COMPLETED = `FILTER (WHERE c.status = 'completed')`;
 
 /**
@@ -69,7 +71,7 @@ const ROLL_UP_HOURS = `
              0, 0
         FROM organizations o CROSS JOIN LATERAL (
                SELECT subject_org_id, created_at, kind, amount_micros FROM ledger_entries
-                WHERE subject_org_id = o.id AND created_at >= $1 AND created_at < $2 AND kind <> 'adjustment' OFFSET 0) l
+                WHERE subject_org_id = o.id AND created_at >= $1 AND created_at < $2 AND ${CHARGE_LINES} OFFSET 0) l
        GROUP BY 1, 2
       UNION ALL
       SELECT m.org_id, date_trunc('hour', m.created_at, 'UTC'), 0, 0, 0, 0, 0, sum(m.billable_micros)
@@ -129,7 +131,7 @@ function usageStatement(rawRanges: number, tenants: TenantSet): string {
     Array.from({ length: rawRanges }, (_, i) => select(`$${4 + 2 * i}`, `$${5 + 2 * i}`)).join(' UNION ALL ') || none;
   const ledger = each(
     (from, to) => `SELECT kind, amount_micros FROM ledger_entries
-             WHERE subject_org_id = t.id AND created_at >= ${from} AND created_at < ${to} AND kind <> 'adjustment'`,
+             WHERE subject_org_id = t.id AND created_at >= ${from} AND created_at < ${to} AND ${CHARGE_LINES}`,
     'SELECT NULL::varchar, NULL::bigint WHERE false',
   );
   const calls = each(
@@ -189,6 +191,21 @@ const USAGE_STATEMENTS = Object.fromEntries(
 export interface TenantPage {
   after: string | null;
   size: number;
+}
+
+/**
+ * THE charges of organization `org` in [`since`, `until`) (SQL expressions; both whole UTC hours, as a
+ * month's bounds are), in micros: `charges.total` of its usage for that window, split where usage
+ * splits it (`splitWindow`): its buckets below the rollup's watermark, its ledger lines from there.
+ * Two index ranges (the buckets' index-only), never a scan of the window's calls. The watermark is read in the statement, so a
+ * caller needs no round trip for it; any watermark ever written gives the same sum.
+ */
+export function chargedSql(org: string, since: string, until: string): string {
+  const split = `GREATEST(${since}, LEAST(COALESCE(date_trunc('hour', (SELECT rolled_until FROM usage_watermark WHERE id = 1), 'UTC'), ${since}), ${until}))`;
+  return `((SELECT COALESCE(sum(b.call_charges_micros + b.other_charges_micros), 0) FROM usage_buckets b
+             WHERE b.org_id = ${org} AND b.hour >= ${since} AND b.hour < ${split})
+         - (SELECT COALESCE(sum(l.amount_micros), 0) FROM ledger_entries l
+             WHERE l.subject_org_id = ${org} AND l.created_at >= ${split} AND l.created_at < ${until} AND l.${CHARGE_LINES}))`;
 }
 
 /**

@@ -161,6 +161,36 @@ describe('one lock order for calls, organizations and the ledger (docs/architect
     });
   });
 
+  it('a tenant’s dial within its spend limit (calls, then the tenant’s row) and an ending charging it (calls, then the tenant’s row), run at once', async () => {
+    const owner = await reseller();
+    const tenant = await createTenant(owner);
+    const inside = owner.inside(tenant.id);
+    expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { monthly_spend_limit: '50.00' }), 200);
+    const target = await agentAndContact(inside);
+    const answered = await place(inside, target);
+    const queued = await place(inside, target);
+    await runtime.engine.applyReport([answered], { kind: 'ringing' }, new Date());
+    await runtime.engine.applyReport([answered], { kind: 'answered' }, new Date());
+
+    await holder.query('BEGIN');
+    // The tenant's row held, as a PATCH of its limits holds it: the ending locks its call, then waits for the row.
+    await holder.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [tenant.id]);
+    const ending = runtime.engine.applyReport([answered], ANSWERED_FOR_3_SECONDS, new Date());
+    await waitingFor('SELECT id, monthly_spend_limit_micros%FOR NO KEY UPDATE');
+    // The dial of both calls: it waits for the ending's call, before taking the tenant's row.
+    const dialing = runtime.engine.dial([answered, queued], new Map(), tenant.id);
+    await waitingFor('SELECT id, org_id FROM calls%FOR NO KEY UPDATE');
+    await holder.query('COMMIT');
+
+    await bothSucceed(ending, dialing);
+    await expectCompleted([answered]);
+    const [dialed] = await db.query<Array<{ status: string; dialed_at: Date | null }>>('SELECT status, dialed_at FROM calls WHERE id = $1', [queued]);
+    expect(dialed.status).to.equal('queued');
+    expect(dialed.dialed_at).to.be.an.instanceOf(Date);
+    // 3 s at the reseller's 0.60 a minute.
+    expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body.spent_this_month).to.equal('0.030000');
+  });
+
   it('two batches charging the same two payers (the ledger’s balance trigger), each one’s calls in the other order by id', async () => {
     const plain = await voiceOrg();
     const owner = await reseller();

@@ -276,7 +276,7 @@ function validRequests(w: World): Record<string, Valid> {
     'GET /v1/tenants/:id': id(w.tenantId),
     'PATCH /v1/tenants/:id': { ...id(w.tenantId), body: { name: 'T2', timezone: 'Asia/Tokyo', external_ref: 'ext-2', disabled: false } },
     'GET /v1/tenants/:id/limits': id(w.tenantId),
-    'PATCH /v1/tenants/:id/limits': { ...id(w.tenantId), body: { max_concurrent_calls: 1, max_calls_per_hour: 5 } },
+    'PATCH /v1/tenants/:id/limits': { ...id(w.tenantId), body: { max_concurrent_calls: 1, max_calls_per_hour: 5, monthly_spend_limit: '1000.000000' } },
     'GET /v1/tenants/:id/usage': { ...id(w.tenantId), query: { since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00Z' } },
     'GET /v1/tenant-usage': { query: { ...page, since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00Z' } },
     'GET /v1/tenants/:id/prices': id(w.tenantId),

@@ -748,7 +748,10 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
       ['GET /v1/tenants/{id}', (c, id) => c.get(`/v1/tenants/${id}`)],
       ['PATCH /v1/tenants/{id}', (c, id) => c.patch(`/v1/tenants/${id}`, { name: 'Hijacked', external_ref: 'hijacked', disabled: true })],
       ['GET /v1/tenants/{id}/limits', (c, id) => c.get(`/v1/tenants/${id}/limits`)],
-      ['PATCH /v1/tenants/{id}/limits', (c, id) => c.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: 1, max_calls_per_hour: 1 })],
+      [
+        'PATCH /v1/tenants/{id}/limits',
+        (c, id) => c.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: 1, max_calls_per_hour: 1, monthly_spend_limit: '0.000000' }),
+      ],
       ['GET /v1/tenants/{id}/usage', (c, id) => c.get(`/v1/tenants/${id}/usage`)],
       ['GET /v1/tenants/{id}/prices', (c, id) => c.get(`/v1/tenants/${id}/prices`)],
       ['PUT /v1/tenants/{id}/prices', (c, id) => c.put(`/v1/tenants/${id}/prices`, { per_minute: '999.000000', per_text: '999.000000' })],
@@ -795,7 +798,12 @@ describe('isolation matrix: resellers, their tenants and an ordinary organizatio
           ['GET /v1/tenants/{id}/limits', () => owner.get(`/v1/tenants/${id}/limits`)],
           [
             'PATCH /v1/tenants/{id}/limits (same values)',
-            () => owner.patch(`/v1/tenants/${id}/limits`, { max_concurrent_calls: limits.max_concurrent_calls, max_calls_per_hour: limits.max_calls_per_hour }),
+            () =>
+              owner.patch(`/v1/tenants/${id}/limits`, {
+                max_concurrent_calls: limits.max_concurrent_calls,
+                max_calls_per_hour: limits.max_calls_per_hour,
+                monthly_spend_limit: limits.monthly_spend_limit,
+              }),
           ],
           ['GET /v1/tenants/{id}/usage', () => owner.get(`/v1/tenants/${id}/usage`)],
           ['GET /v1/tenants/{id}/prices', () => owner.get(`/v1/tenants/${id}/prices`)],

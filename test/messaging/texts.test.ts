@@ -61,7 +61,8 @@ describe('confirmation texts: recorded with the call’s end, sent by a job afte
     const placed = await placeCall(org, { outcome: 'positive', duration_seconds: 1 });
     await waitForCalls(org, [placed.id]);
     const message = await textOf(org, placed.id);
-    expect(message).to.have.all.keys('id', 'call_id', 'from', 'to', 'body', 'charge', 'currency', 'created_at');
+    expect(message).to.have.all.keys('id', 'call_id', 'from', 'to', 'body', 'charge', 'currency', 'status', 'failure_reason', 'created_at');
+    expect(message).to.include({ status: 'sent', failure_reason: null });
 
     const job = await finished(queue, `text-${message.id}`);
     expect(job.returnvalue).to.equal('sent');

@@ -42,15 +42,18 @@ const FILES: SqlFile[] = [
     owner: [CallsRepository, 'placeOutbound'],
     about: `POST /v1/calls places a call in one statement (CallsRepository.placeOutbound). $1 the
       organization, $2 the agent, $3 the contact, $4 the campaign (null: none), $5 the new call's id,
-      $6 the simulated script, $7 its created_at, $8 its call.queued event's id.`,
+      $6 the simulated script, $7 its created_at, $8 its call.queued event's id, $9 and $10 the bounds of
+      the calendar month whose charges a tenant's monthly spend limit caps (read only for a tenant with one).`,
   },
   {
     file: 'call-dispatch',
     owner: [CallEngine, 'dispatch'],
     about: `CallEngine.dispatch (the calls worker's dispatch job) admits an organization's waiting calls
       within its limits (in Redis) and dials them (CallEngine.dial). The organization's limits, its
-      reseller's ceiling and its carrier ($1 its id); the calls to a number on a do-not-call list, then
-      the calls locked by id and marked dialed ($1 the calls).`,
+      reseller's ceiling, its carrier and whether it has a monthly spend limit ($1 its id); the calls to
+      a number on a do-not-call list, then the calls locked by id and marked dialed ($1 the calls). (A
+      tenant with a spend limit: the calls locked, its row locked, and the calls marked dialed only
+      while its month's charges are below the limit, in one transaction: src/tenants/spend-limit.ts.)`,
   },
   {
     file: 'call-report',

@@ -169,7 +169,14 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
       const owner = await reseller({ ceiling: { max_concurrent_calls: 5, max_calls_per_hour: 100 } });
       const tenant = await createTenant(owner);
       const limits = expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body;
-      expect(limits).to.deep.equal({ max_concurrent_calls: 5, max_calls_per_hour: 100, ceiling: { max_concurrent_calls: 5, max_calls_per_hour: 100 } });
+      expect(limits).to.deep.equal({
+        max_concurrent_calls: 5,
+        max_calls_per_hour: 100,
+        ceiling: { max_concurrent_calls: 5, max_calls_per_hour: 100 },
+        monthly_spend_limit: null,
+        spent_this_month: '0.000000',
+        currency: 'USD',
+      });
       const set = expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_concurrent_calls: 2, max_calls_per_hour: 100 }), 200).body;
       expect(set).to.include({ max_concurrent_calls: 2, max_calls_per_hour: 100 });
       const above = expectError(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { max_calls_per_hour: 101 }), 422, 'above_reseller_limit');
@@ -197,6 +204,9 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
         max_concurrent_calls: 3,
         max_calls_per_hour: 100,
         ceiling: { max_concurrent_calls: 3, max_calls_per_hour: 100 },
+        monthly_spend_limit: null,
+        spent_this_month: '0.000000',
+        currency: 'USD',
       });
       await setCeiling({ max_concurrent_calls: 8 });
       expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body).to.deep.include({ max_concurrent_calls: 5 });
