@@ -4,7 +4,6 @@ import type { RinglaneApp } from '../../src/app.js';
 import { CredentialStore } from '../../src/auth/credential-store.js';
 import {
   addMember,
-  app,
   appOver,
   asCaller,
   bearer,
@@ -12,7 +11,7 @@ import {
   expectError,
   expectStatus,
   listApiKeys,
-  operator,
+  operatorPatchOrg,
   postApiKey,
   twoApiProcesses,
   uniqueEmail,
@@ -38,14 +37,7 @@ function expectNotAllowed(res: request.Response): void {
 }
 
 /** The operator gives or takes reseller access. */
-const setReseller = async (orgId: string, isReseller: boolean) =>
-  expectStatus(
-    await request(await app())
-      .patch(`/admin/v1/orgs/${orgId}`)
-      .set('Authorization', operator())
-      .send({ reseller: isReseller }),
-    200,
-  );
+const setReseller = (orgId: string, isReseller: boolean) => operatorPatchOrg(orgId, { reseller: isReseller });
 
 describe('tenant-restricted API keys (CONTRACT.md §5)', () => {
   describe('POST /v1/api-keys with tenant_ids', () => {

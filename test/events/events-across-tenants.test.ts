@@ -2,11 +2,10 @@
 // and `tenant_id` on every event, through the HTTP API. No worker runs here: each call stays
 // queued, which is one `call.queued` event; disabling a tenant is the reseller's own event.
 import { expect } from 'chai';
-import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import type { Actor } from '../../src/auth/actor.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { app, asCaller, createOrg, expectError, expectStatus, keyWith, operator, walkList, type Caller } from '../helpers/api.js';
+import { asCaller, createOrg, expectError, expectStatus, keyWith, operatorPatchOrg, walkList, type Caller } from '../helpers/api.js';
 import { expectInvalid, newestFirst } from '../helpers/org-resource.js';
 import { QueryPlans, type PlanNode } from '../helpers/query-plans.js';
 import { redisForTests } from '../helpers/redis.js';
@@ -165,11 +164,7 @@ describe('events feed across tenants (CONTRACT.md §5)', () => {
     const former = await resellerWithEvents();
     const [ofA] = await feed(former.owner.inside(former.a.id));
     const own = await feed(former.owner.as);
-    const res = await request(await app())
-      .patch(`/admin/v1/orgs/${former.owner.id}`)
-      .set('Authorization', operator())
-      .send({ reseller: false });
-    expectStatus(res, 200);
+    await operatorPatchOrg(former.owner.id, { reseller: false });
     expectError(await former.owner.as.get('/v1/events?include_tenants=true'), 403, 'not_a_reseller');
     expectError(await former.owner.as.get(`/v1/events?tenant_id=${former.a.id}`), 403, 'not_a_reseller');
     expectError(await former.owner.as.get(`/v1/events/${ofA.id}`), 404, 'event_not_found');

@@ -7,12 +7,11 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type pg from 'pg';
-import request from 'supertest';
 import { createPool } from '../../src/lib/db.js';
 import { AttemptsRepository, type RecordedAttempt } from '../../src/webhooks/attempts.repository.js';
 import { db } from '../helpers/db.js';
 import { verifyRinglaneSignature, verifyStandardWebhook } from '../../src/webhooks/verify.js';
-import { app, asCaller, expectStatus, operator, type Caller, type TestOrg } from '../helpers/api.js';
+import { asCaller, expectStatus, operatorPatchOrg, type Caller, type TestOrg } from '../helpers/api.js';
 import { startService, waitUntil } from '../helpers/processes.js';
 import { receiversOfBlock, type Received, type Receiver } from '../helpers/receiver.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
@@ -34,14 +33,7 @@ function expectSigned(r: Received): void {
   expect(verifyStandardWebhook(r.raw, r.headers, SECRET), 'webhook-signature').to.equal(true);
 }
 
-const setThreshold = async (org: TestOrg, threshold: string) =>
-  expectStatus(
-    await request(await app())
-      .patch(`/admin/v1/orgs/${org.id}`)
-      .set('Authorization', operator())
-      .send({ low_balance_threshold: threshold }),
-    200,
-  );
+const setThreshold = (org: TestOrg, threshold: string) => operatorPatchOrg(org.id, { low_balance_threshold: threshold });
 
 describe('events delivered: the feed’s data, event_types, operational events (real processes)', function () {
   this.timeout(90_000);

@@ -56,6 +56,17 @@ export async function app(): Promise<Express> {
 
 export const operator = () => `Bearer ${config.operatorToken}`;
 
+/** The operator's `PATCH /admin/v1/orgs/{id}` (reseller access, thresholds, ceilings); answers 200 or the test fails. */
+export async function operatorPatchOrg(orgId: string, body: Record<string, unknown>): Promise<request.Response> {
+  return expectStatus(
+    await request(await app())
+      .patch(`/admin/v1/orgs/${orgId}`)
+      .set('Authorization', operator())
+      .send(body),
+    200,
+  );
+}
+
 export interface TestOrg {
   id: string;
   key: string;

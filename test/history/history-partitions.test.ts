@@ -6,14 +6,10 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { Actor } from '../../src/auth/actor.js';
-import { config } from '../../src/config.js';
 import { HistoryMaintenance, retainedEvents, retainedHistory } from '../../src/history/history-partitions.js';
 import { HistoryRepository } from '../../src/history/history.repository.js';
 import { exactly } from '../../src/history/history-range.js';
-import { createDataSource } from '../../src/lib/db.js';
 import { db } from '../helpers/db.js';
-import { ensureDatabase } from '../../src/migrations/migrate.js';
-import { migrations } from '../../src/migrations/index.js';
 import { HistoryPartitions1795600000000 } from '../../src/migrations/1795600000000-HistoryPartitions.js';
 import { createRelay, createRuntime, type Runtime } from '../../src/runtime.js';
 import { AttemptsRepository, type RecordedAttempt } from '../../src/webhooks/attempts.repository.js';
@@ -22,6 +18,7 @@ import type { DeliverJob } from '../../src/jobs.js';
 import { asCaller, createOrg, expectStatus } from '../helpers/api.js';
 import { QueryPlans, tablesRead, type PlanNode } from '../helpers/query-plans.js';
 import { redisForTests } from '../helpers/redis.js';
+import { withUpgrade } from '../helpers/upgrade.js';
 
 const DAY = 86_400_000;
 const HISTORY = ['call_events', 'webhook_deliveries', 'webhook_attempts'] as const;
@@ -287,16 +284,7 @@ describe('history partitions', () => {
 
   it('the upgrade from unpartitioned tables keeps every row, each in its day; down restores them', async function () {
     this.timeout(60_000);
-    const url = new URL(config.databaseUrl);
-    url.pathname = `${url.pathname}_upgrade`;
-    await ensureDatabase(url.toString());
-    const options = createDataSource(url.toString()).options;
-    // The migrations up to the one under test, and up to it included (later ones are not its business).
-    const upgrade = migrations.indexOf(HistoryPartitions1795600000000);
-    const before = await new DataSource({ ...options, migrations: migrations.slice(0, upgrade) }).initialize();
-    const upgraded = await new DataSource({ ...options, migrations: migrations.slice(0, upgrade + 1) }).initialize();
-    try {
-      await before.runMigrations({ transaction: 'each' });
+    await withUpgrade('upgrade', HistoryPartitions1795600000000, async ({ before, upgraded }) => {
       const ages = [45, 3, 0];
       await before.query(`INSERT INTO organizations (id, name) VALUES ('org_up', 'Upgrade')`);
       await before.query(
@@ -348,13 +336,6 @@ describe('history partitions', () => {
         `SELECT relname, relkind FROM pg_class WHERE relname IN ('call_events', 'webhook_deliveries', 'webhook_attempts') ORDER BY 1`,
       );
       expect(kinds.map((k: any) => k.relkind)).to.deep.equal(['r', 'r', 'r']);
-    } finally {
-      await before.destroy();
-      await upgraded.destroy();
-      const admin = new pg.Client({ connectionString: config.databaseUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS "${url.pathname.slice(1)}" WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });

@@ -2,26 +2,13 @@
 // tenant's reseller, else its own organization), so a reseller's feed across its tenants shows
 // the events written before the upgrade too.
 import { expect } from 'chai';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { config } from '../../src/config.js';
-import { createDataSource } from '../../src/lib/db.js';
 import { EventAccount1795860000000 } from '../../src/migrations/1795860000000-EventAccount.js';
-import { migrations } from '../../src/migrations/index.js';
-import { ensureDatabase } from '../../src/migrations/migrate.js';
+import { withUpgrade } from '../helpers/upgrade.js';
 
 describe('the EventAccount migration', () => {
   it('gives every existing event its account: the reseller for a tenant’s event, else its own organization', async function () {
     this.timeout(60_000);
-    const url = new URL(config.databaseUrl);
-    url.pathname = `${url.pathname}_account`;
-    await ensureDatabase(url.toString());
-    const options = createDataSource(url.toString()).options;
-    const upgrade = migrations.indexOf(EventAccount1795860000000);
-    const before = await new DataSource({ ...options, migrations: migrations.slice(0, upgrade) }).initialize();
-    const upgraded = await new DataSource({ ...options, migrations: migrations.slice(0, upgrade + 1) }).initialize();
-    try {
-      await before.runMigrations({ transaction: 'each' });
+    await withUpgrade('account', EventAccount1795860000000, async ({ before, upgraded }) => {
       await before.query(
         `INSERT INTO organizations (id, name, is_reseller) VALUES ('org_rs', 'Reseller', true), ('org_plain', 'Plain', false);
          INSERT INTO organizations (id, name, parent_id) VALUES ('ten_a', 'Tenant', 'org_rs')`,
@@ -39,13 +26,6 @@ describe('the EventAccount migration', () => {
       ]);
       await upgraded.undoLastMigration({ transaction: 'each' });
       expect((await upgraded.query(`SELECT count(*)::int AS n FROM call_events`))[0].n).to.equal(3);
-    } finally {
-      await before.destroy();
-      await upgraded.destroy();
-      const admin = new pg.Client({ connectionString: config.databaseUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS "${url.pathname.slice(1)}" WITH (FORCE)`);
-      await admin.end();
-    }
+    });
   });
 });

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { app, asCaller, createOrg, expectError, expectStatus, operator, walkList, type Caller } from '../helpers/api.js';
+import { app, asCaller, createOrg, expectError, expectStatus, operator, operatorPatchOrg, walkList, type Caller } from '../helpers/api.js';
 import { expectInvalid } from '../helpers/org-resource.js';
 import { startService, waitUntil } from '../helpers/processes.js';
 import { receiversOfBlock, type Received, type Receiver } from '../helpers/receiver.js';
@@ -165,13 +165,7 @@ describe('reseller-wide webhook endpoints: the fields (CONTRACT.md §5)', () => 
     const former = await reseller();
     const endpoint = await createEndpoint(former.as, { tenant_events: 'all' });
     const one = `${PATH}/${endpoint.id}`;
-    expectStatus(
-      await request(await app())
-        .patch(`/admin/v1/orgs/${former.id}`)
-        .set('Authorization', operator())
-        .send({ reseller: false }),
-      200,
-    );
+    await operatorPatchOrg(former.id, { reseller: false });
     expect(expectStatus(await former.as.get(one), 200).body.tenant_events).to.equal('all');
     expectError(await former.as.patch(one, { tenant_ids: [] }), 403, 'not_a_reseller');
     expectError(await former.as.post(PATH, endpointBody({ tenant_events: 'all' })), 403, 'not_a_reseller');
@@ -356,14 +350,7 @@ describe('reseller-wide webhook endpoints: what they receive (real calls, relay,
     await createEndpoint(owner.as, { url: wide.url, tenant_events: 'all' });
     await createEndpoint(inA, { url: tenantOwn.url, secret: TENANT_SECRET });
     const dialOwn = await dialer(owner.as);
-    const setReseller = async (on: boolean) =>
-      expectStatus(
-        await request(await app())
-          .patch(`/admin/v1/orgs/${owner.id}`)
-          .set('Authorization', operator())
-          .send({ reseller: on }),
-        200,
-      );
+    const setReseller = (on: boolean) => operatorPatchOrg(owner.id, { reseller: on });
     /** An inbound call to the tenant's number (the operator's simulator: it needs no reseller access). */
     const ringTenant = async () => {
       const res = await request(await app())
