@@ -83,8 +83,15 @@ export function onReady(redis: RedisClient, listener: () => void): void {
 /** What commands fail with while a cluster's masters are away, or before its slots are all served again. */
 const CLUSTER_AWAY = /^(CLUSTERDOWN|Too many Cluster redirections|Failed to refresh slots cache|Cluster isn't ready)/;
 
-/** True for an error the connection has already logged, or one that only says the cluster is away. */
-export const isReportedRedisError = (err: Error): boolean => reported.has(err) || CLUSTER_AWAY.test(err.message);
+/**
+ * What a socket to Redis fails with while the server is away. BullMQ's workers duplicate our
+ * connection for their blocking reads, and report its failures as the worker's errors, not ours.
+ */
+const SERVER_AWAY = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** True for an error the connection has already logged, or one that only says Redis (or the cluster) is away. */
+export const isReportedRedisError = (err: Error & { code?: unknown }): boolean =>
+  reported.has(err) || CLUSTER_AWAY.test(err.message) || (typeof err.code === 'string' && SERVER_AWAY.has(err.code));
 
 /**
  * `<REDIS_PREFIX>:<area>:{<tag>}:<parts>`. A cluster places a key by its tag alone: keys used together in

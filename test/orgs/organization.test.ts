@@ -145,8 +145,16 @@ describe('organization settings (CONTRACT.md "Other areas")', () => {
       expect(items.map((m) => m.id)).to.deep.equal(newestFirst(items).map((m) => m.id));
       expect(items.map((m) => m.id)).to.have.members(ids);
       for (const message of items) {
-        expect(message).to.have.all.keys('id', 'call_id', 'from', 'to', 'body', 'charge', 'currency', 'created_at');
-        expect(message).to.include({ from: '+14155550100', to: '+14155550199', body: 'See you Tuesday at 10:00.', charge: '1.250000', currency: 'EUR' });
+        expect(message).to.have.all.keys('id', 'call_id', 'from', 'to', 'body', 'charge', 'currency', 'status', 'failure_reason', 'created_at');
+        expect(message).to.include({
+          from: '+14155550100',
+          to: '+14155550199',
+          body: 'See you Tuesday at 10:00.',
+          charge: '1.250000',
+          currency: 'EUR',
+          status: 'sent',
+          failure_reason: null,
+        });
         expect(message.created_at).to.match(ISO_UTC);
       }
     });

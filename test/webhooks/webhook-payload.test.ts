@@ -64,7 +64,8 @@ describe('webhook customization rule (customizationProblem)', () => {
     expect(pathOf({ tenant_id: 'tenant', last_error: 'error' })).to.equal(null);
     expect(pathOf({ call_id: 'endpoint_id' })).to.equal('field_aliases.call_id');
     expect(pathOf({}, { balance: 1 })).to.equal('extra_payload.balance');
-    expect(pathOf({ threshold: 'limit' }, { threshold: 1 })).to.equal(null);
+    expect(pathOf({ threshold: 'floor' }, { threshold: 1 })).to.equal(null);
+    expect(pathOf({ threshold: 'limit' })).to.equal('field_aliases.threshold'); // `limit`: a field of tenant.spend_threshold
   });
 
   it('refuses an alias onto a field delivered under its own name, naming the alias', () => {
