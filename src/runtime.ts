@@ -187,7 +187,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     history: new HistoryMaintenance(new HistoryRepository(db)),
     tableUpkeep: new TableUpkeep(new HistoryRepository(db)),
     idempotency: new IdempotencyService(new IdempotencyRepository(db)),
-    usage: new UsageService(usage, tenants),
+    usage: new UsageService(usage),
     usageRollup: new UsageRollup(usage),
     webhookDeliveries: new WebhookDeliveriesService(deliveryLog, webhookEndpoints, jobs.webhooks, jobs.failedDeliveries, organizations),
     webhookEndpoints: new WebhookEndpointsService(db, webhookEndpoints, organizations),

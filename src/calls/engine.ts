@@ -247,9 +247,9 @@ export class CallEngine {
         }
       }
       for (const hook of this.hooks) await hook.during(em, result);
+      await this.spend.recordThresholds(em, spending);
       // Last, so each payer's balance row is locked only for the commit.
       await this.ledger.append(em, ...ledger);
-      await this.spend.recordThresholds(em, spending);
       return { ended: result, texts };
     });
     if (ended.length) await this.afterEnd(ended, texts);

@@ -196,10 +196,10 @@ export class OrganizationsRepository {
     return row ? orgRefOf(row) : null;
   }
 
-  /** Which of `ids` are the reseller's tenants (any order). */
-  async tenantIdsAmong(resellerId: string, ids: readonly string[]): Promise<Set<string>> {
+  /** Which of `ids` are the reseller's tenants (any order); `sql`: a transaction's, when the caller holds one. */
+  async tenantIdsAmong(resellerId: string, ids: readonly string[], sql: Sql = this.db): Promise<Set<string>> {
     const condition = tenantsOf(resellerId).and('id = ANY(?)', [...ids]);
-    const rows = await this.db.query<Array<{ id: string }>>(`SELECT id FROM organizations WHERE ${condition}`, condition.params);
+    const rows = (await sql.query(`SELECT id FROM organizations WHERE ${condition}`, condition.params)) as Array<{ id: string }>;
     return new Set(rows.map((r) => r.id));
   }
 

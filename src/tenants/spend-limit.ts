@@ -128,7 +128,8 @@ export class SpendLimits {
     }
     if (charged.size === 0) return new TenantSpending(month, new Map());
     const ids = [...charged.keys()];
-    // The limits as they are once locked: a PATCH committed meanwhile is seen.
+    // The limits as they are once locked: a limit changed or removed meanwhile is seen; one set on a
+    // tenant that had none when the ending read it is not (docs/architecture.md: the next charge sends it).
     const limits = await this.orgs.lockSpendLimits(em, ids, 'charge');
     const { spent, at } = await this.repository.spentBy(em, ids, month);
     const tenants = new Map<string, TenantMonth>();
@@ -140,7 +141,7 @@ export class SpendLimits {
     return new TenantSpending(month, tenants, at);
   }
 
-  /** In the charging transaction, after its ledger lines: the thresholds reached, each sent once a month. */
+  /** In the charging transaction, before its ledger lines (the payer's row is locked last): the thresholds reached, each sent once a month. */
   async recordThresholds(em: EntityManager, spending: TenantSpending): Promise<void> {
     await this.repository.recordThresholds(em, spending.month, spending.thresholds(), spending.at);
   }

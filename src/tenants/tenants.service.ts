@@ -35,7 +35,7 @@ export function requireReseller(actor: Actor): void {
   }
 }
 
-const tenantNotFound = () => new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
+export const tenantNotFound = () => new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
 
 /** Reseller tenant management (SPEC.md §4.1, §3.1, §2.3). */
 export class TenantsService {

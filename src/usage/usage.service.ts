@@ -2,7 +2,7 @@ import type { Actor } from '../auth/actor.js';
 import type { CsvFile } from '../lib/csv.js';
 import { formatMoney } from '../lib/money.js';
 import { decodeIdCursor, encodeIdCursor, type Page } from '../lib/pagination.js';
-import type { TenantsService } from '../tenants/tenants.service.js';
+import { tenantNotFound } from '../tenants/tenants.service.js';
 import type { Amounts, TenantUsage, TenantUsageListQuery, TenantUsageRow, UsageQuery } from './usage.schemas.js';
 import type { UsageFigures, UsageRepository } from './usage.repository.js';
 import { resolveUsageWindow, splitWindow, type UsageWindow, type WindowParts } from './usage-window.js';
@@ -40,17 +40,14 @@ function presentRow(row: UsageFigures, window: UsageWindow): TenantUsageRow {
  * `UsageRepository`, so a row of the report is exactly that tenant's usage for the window.
  */
 export class UsageService {
-  constructor(
-    private readonly repository: UsageRepository,
-    private readonly tenants: Pick<TenantsService, 'get'>,
-  ) {}
+  constructor(private readonly repository: UsageRepository) {}
 
   async tenantUsage(actor: Actor, tenantId: string, query: UsageQuery, now: Date = new Date()): Promise<TenantUsage> {
     const window = resolveUsageWindow(query, now);
-    // One round trip: the watermark is global and reveals nothing.
-    const [tenant, watermark] = await Promise.all([this.tenants.get(actor, tenantId), this.repository.watermark()]);
-    const row = await this.repository.usageOf(actor.org.id, tenant.id, splitWindow(window, watermark));
-    const { name, external_ref, disabled, ...usage } = presentRow(row!, window);
+    // The statement reads the tenant only as the reseller's own: no row is 404, as for another's id.
+    const row = await this.repository.usageOf(actor.org.id, tenantId, splitWindow(window, await this.repository.watermark()));
+    if (!row) throw tenantNotFound();
+    const { name, external_ref, disabled, ...usage } = presentRow(row, window);
     return usage;
   }
 

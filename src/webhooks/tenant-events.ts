@@ -1,5 +1,6 @@
 import { isActingInTenant, type Actor } from '../auth/actor.js';
 import { ForbiddenError, InvalidRequestError } from '../lib/errors.js';
+import type { Sql } from '../lib/pagination.js';
 import type { OrganizationsRepository } from '../orgs/organizations.repository.js';
 import { requireOwnTenants } from '../orgs/own-tenants.js';
 import type { TenantEvents } from './webhook-endpoint.entity.js';
@@ -34,13 +35,15 @@ export function refuseInsideTenant(actor: Actor, given: Record<string, unknown>)
  * - ending with 'all' on an organization that is not a reseller: 403 `not_a_reseller`;
  * - `tenant_ids` names tenants only for 'all': a non-empty list ending with 'none' is 400, and
  *   setting 'none' empties the list (the endpoint is back to its organization's events alone);
- * - an id that is not one of the caller's tenants: 400 naming it (`requireOwnTenants`).
+ * - an id that is not one of the caller's tenants: 400 naming it (`requireOwnTenants`, in `sql`'s
+ *   transaction when given, so a PATCH holding the endpoint's row takes no second connection).
  */
 export async function tenantSelection(
   actor: Actor,
   orgs: Pick<OrganizationsRepository, 'tenantIdsAmong'>,
   given: TenantSelection,
   stored: TenantEvents,
+  sql?: Sql,
 ): Promise<TenantSelection> {
   const { tenant_events: events, tenant_ids: ids } = given;
   if (events === undefined && ids === undefined) return {};
@@ -57,6 +60,6 @@ export async function tenantSelection(
     }
     return { tenant_events: events, tenant_ids: [] };
   }
-  if (ids) await requireOwnTenants(orgs, actor.org.id, ids, 'tenant_ids');
+  if (ids) await requireOwnTenants(orgs, actor.org.id, ids, 'tenant_ids', sql);
   return { tenant_events: events, tenant_ids: ids };
 }

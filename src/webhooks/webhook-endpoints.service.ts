@@ -56,7 +56,7 @@ export class WebhookEndpointsService implements ResourceService<WebhookEndpointI
     return this.db.transaction(async (em) => {
       const stored = readsStored ? await this.endpoints.findForUpdate(em, actor.org.id, id) : null;
       if (stored && mapsChange) assertCustomization(changes.field_aliases ?? stored.field_aliases, changes.extra_payload ?? stored.extra_payload);
-      const selection = await tenantSelection(actor, this.orgs, changes, stored?.tenant_events ?? 'none');
+      const selection = await tenantSelection(actor, this.orgs, changes, stored?.tenant_events ?? 'none', em);
       const row = await this.endpoints.update(em, actor.org.id, id, { ...changes, ...selection });
       if (changes.disabled !== undefined) {
         await pauseOrResume(em, [id]);
