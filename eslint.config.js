@@ -8,7 +8,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', '.data/'] },
+  { ignores: ['**/dist/', 'node_modules/', '.data/'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
@@ -47,6 +47,14 @@ export default defineConfig(
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-unused-expressions': 'off',
+    },
+  },
+  {
+    files: ['sdk/src/generated/**'],
+    rules: {
+      // - @hey-api/openapi-ts writes a `oneOf` of `required` lists (`area_code` or `phone_number`) as `unknown & {...}`:
+      //   the same type, and the file is compared byte for byte with the generator's output (`npm run sdk:check`).
+      '@typescript-eslint/no-redundant-type-constituents': 'off',
     },
   },
   // The two configuration files (JavaScript, outside tsconfig.json): the rules that need no types.

@@ -1,24 +1,17 @@
 /**
- * An example receiver of call-event webhooks on node:http and src/webhooks/verify.ts (copyable, no
- * other imports); the rules it shows are in docs/webhooks.md, "Receiving webhooks". Call events only:
- * operational events have no call_id or sequence and get 400. Bookkeeping is in memory here; store
- * each event durably before answering 2xx in a real receiver.
+ * An example receiver of call-event webhooks on node:http and the SDK's `verifyWebhook`
+ * (sdk/README.md, "Verifying webhooks"); the rules it shows are in docs/webhooks.md, "Receiving
+ * webhooks". In your own project, install the SDK and import from `@ringlane/sdk` instead of
+ * `../sdk/src/index.js`. Call events only: operational events have no call_id or sequence and get
+ * 400. Bookkeeping is in memory here; store each event durably before answering 2xx in a real receiver.
  *
  *   RINGLANE_WEBHOOK_SECRET='...' PORT=4000 npx tsx scripts/example-receiver.ts
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { verifyRinglaneSignature } from '../src/webhooks/verify.js';
+import { isCallEvent, verifyWebhook, WebhookVerificationError, type CallEvent, type WebhookEvent } from '../sdk/src/index.js';
 
-/** A call event as delivered (docs/webhooks.md, "Events and their fields"), before any `field_aliases` renaming. */
-export interface CallEvent {
-  event: string;
-  call_id: string;
-  sequence: number;
-  status?: string;
-  outcome?: string | null;
-  [field: string]: unknown;
-}
+export type { CallEvent };
 
 export interface ReceiverOptions {
   /** The endpoint's secret, as sent in `POST /v1/webhook-endpoints`. */
@@ -43,15 +36,9 @@ async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer>
   return Buffer.concat(chunks);
 }
 
-function parseEvent(raw: Buffer): CallEvent | null {
-  try {
-    const event = JSON.parse(raw.toString('utf8')) as { call_id?: unknown; sequence?: unknown; event?: unknown } | null;
-    const valid = typeof event?.call_id === 'string' && Number.isInteger(event?.sequence) && typeof event?.event === 'string';
-    return valid ? (event as CallEvent) : null;
-  } catch {
-    return null;
-  }
-}
+/** The call event of a delivery whose fields are as Ringlane names them, else null (an operational event, or renamed fields). */
+const asCallEvent = (event: WebhookEvent): CallEvent | null =>
+  isCallEvent(event) && typeof event.call_id === 'string' && Number.isInteger(event.sequence) ? event : null;
 
 /** An HTTP server accepting signed Ringlane deliveries on any path. */
 export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: ReceiverOptions): Server {
@@ -70,11 +57,16 @@ export function createReceiver({ secret, handle, maxBodyBytes = 1_000_000 }: Rec
     } catch (err) {
       return answer(err instanceof BodyTooLarge ? 413 : 400, 'unreadable body\n');
     }
-    const signature = req.headers['x-ringlane-signature'];
-    if (!verifyRinglaneSignature(raw, typeof signature === 'string' ? signature : undefined, secret)) {
-      return answer(401, 'bad signature\n');
+    let verified: WebhookEvent;
+    try {
+      // Either signature, the Standard Webhooks one with its timestamp tolerance (5 minutes).
+      verified = verifyWebhook(raw, req.headers, secret);
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+      // A signed body that is not a JSON object is no event; anything else did not come from Ringlane.
+      return err.reason === 'invalid_body' ? answer(400, 'not a call event\n') : answer(401, 'bad signature\n');
     }
-    const event = parseEvent(raw);
+    const event = asCallEvent(verified);
     if (!event) return answer(400, 'not a call event\n');
 
     const key = `${event.call_id}:${event.sequence}`;
@@ -107,7 +99,7 @@ function main(): void {
   const server = createReceiver({
     secret,
     handle(event, current) {
-      const state = current ? `${event.status ?? ''} ${event.outcome ?? ''}`.trim() : '(late: an older event, state unchanged)';
+      const state = current ? `${event.status} ${event.outcome ?? ''}`.trim() : '(late: an older event, state unchanged)';
       console.log(`${event.call_id} #${event.sequence} ${event.event} ${state}`);
     },
   });

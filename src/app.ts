@@ -14,6 +14,7 @@ import { authenticate } from './http/authenticate.js';
 import { ApiRouter } from './http/endpoint.js';
 import { errorHandler, notFound } from './http/error-handler.js';
 import { healthRoutes } from './http/health.js';
+import { inSequence } from './http/in-sequence.js';
 import { openApiRoute } from './http/openapi.js';
 import { requestLog } from './http/request-log.js';
 import { IdempotentRequests } from './idempotency/idempotent.js';
@@ -75,18 +76,10 @@ export function createApp(deps: AppDeps): RinglaneApp {
   // Which X-Forwarded-For entries req.ip may take: the per-address sign-in limit keys on it.
   app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
   if (deps.inspect) app.use(deps.inspect);
-  app.use(requestLog());
-  app.use(literalUndecodablePath);
-  app.use(express.json({ limit: '1mb' }));
-  app.use(refuseUnreadableInput);
-  healthRoutes(app, db, redis);
+  app.use(inSequence([requestLog(), literalUndecodablePath, express.json({ limit: '1mb' }), refuseUnreadableInput]));
 
-  app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard(queues));
-  app.use('/metrics', requireOperator(operatorToken), metricsRoute(redis, new Map(queues.map((q) => [q.name, q]))));
   const admin = adminRoutes(services.orgs, services.calls, idempotent);
-  app.use('/admin/v1', requireOperator(operatorToken), admin.router);
-
-  const api = new ApiRouter(idempotent);
+  const api = new ApiRouter(idempotent, runtime.reads);
   apiKeyRoutes(api, services.apiKeys);
   billingRoutes(api, services.billing);
   inviteRoutes(api, services.invites);
@@ -110,13 +103,19 @@ export function createApp(deps: AppDeps): RinglaneApp {
   webhookDeliveryRoutes(api, services.webhookDeliveries);
   eventRoutes(api, services.events);
   const bookingPage = publicBookingPageRoutes(services.bookingPage);
-  // Each router at its own path: one mounted at `/` would be entered by every request.
-  app.use(bookingPage.path, bookingPage.router);
   const sessions = sessionRoutes(services.sessions);
   const routes = [...mounted('/admin/v1', admin.routes), ...mounted('/v1', [...sessions.routes, ...api.routes]), ...bookingPage.routes];
+
+  // The API first: its requests, nearly all of them, pass no other route's layer. Each router at its
+  // own path: one mounted at `/` would be entered by every request.
   app.get('/v1/openapi.json', openApiRoute(routes));
   app.use(`/v1${sessions.path}`, sessions.router);
-  app.use('/v1', authenticate(credentials), api.router);
+  app.use('/v1', inSequence([authenticate(credentials), api.router]));
+  healthRoutes(app, db, redis, runtime.reads);
+  app.use('/admin/queues', requireOperator(operatorToken, { browser: true }), queueDashboard(queues));
+  app.use('/metrics', requireOperator(operatorToken), metricsRoute(redis, new Map(queues.map((q) => [q.name, q]))));
+  app.use('/admin/v1', requireOperator(operatorToken), admin.router);
+  app.use(bookingPage.path, bookingPage.router);
 
   app.use(notFound);
   app.use(errorHandler);

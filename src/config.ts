@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { defaultLogFormat, type LogFormat } from './lib/log-format.js';
 
 /** CONTRACT.md §1. The only reader of `process.env`; a bad value stops the start, naming every offending variable. */
 export interface Config {
@@ -9,13 +10,24 @@ export interface Config {
   /** Postgres URL; `databaseUrlExplicit` tells whether it came from the environment. */
   databaseUrl: string;
   databaseUrlExplicit: boolean;
+  /**
+   * A session connection to Postgres itself (`DATABASE_DIRECT_URL`), for what a transaction
+   * pooler cannot carry: LISTEN, migrations, named prepared statements. Unset: `databaseUrl`.
+   */
+  databaseDirectUrl: string;
+  /** `DATABASE_DIRECT_URL` is set: `databaseUrl` is a transaction pooler (PgBouncer), so no statement there is named. */
+  databasePooled: boolean;
   databasePoolSize: number;
+  /** A hot standby the API's lists, feed, usage and delivery history read from (docs/scaling.md#read-replica); null: none. */
+  replica: { url: string; maxLagMs: number } | null;
   /** One server (`REDIS_URL`) or a cluster by its seeds (`REDIS_CLUSTER_NODES`, which wins). */
   redis: RedisTarget;
   /** A plain name: the hash tags that pick a key's cluster slot are added per key (redisKey). */
   redisPrefix: string;
   operatorToken: string | null;
   logLevel: string;
+  /** `pretty`: one coloured line per log event, for a person at a terminal; `json` for everything else (see log-format.ts). */
+  logFormat: LogFormat;
   /** false: req.ip is the peer; true: left-most X-Forwarded-For (client-writable); n: proxy hops (1 behind Heroku's router). */
   trustProxy: boolean | number;
   webhook: {
@@ -59,13 +71,17 @@ interface Env {
   PORT: number;
   WEB_CONCURRENCY: number;
   DATABASE_URL?: string;
+  DATABASE_DIRECT_URL?: string;
   DATABASE_POOL_SIZE: number;
+  DATABASE_REPLICA_URL?: string;
+  DATABASE_REPLICA_MAX_LAG_MS: number;
   REDIS_URL: string;
   /** The seeds, parsed; '' when set empty. */
   REDIS_CLUSTER_NODES?: ClusterSeed[] | '';
   REDIS_PREFIX: string;
   OPERATOR_TOKEN?: string;
   LOG_LEVEL?: string;
+  LOG_FORMAT?: LogFormat;
   TRUST_PROXY: boolean | number;
   WEBHOOK_MAX_ATTEMPTS: number;
   WEBHOOK_BACKOFF_BASE_MS: number;
@@ -87,7 +103,14 @@ const schema = Joi.object<Env>({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   WEB_CONCURRENCY: Joi.number().integer().min(1).max(64).default(1),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+  DATABASE_DIRECT_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .allow(''),
   DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(20),
+  DATABASE_REPLICA_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .allow(''),
+  DATABASE_REPLICA_MAX_LAG_MS: Joi.number().integer().min(0).default(1000),
   REDIS_URL: Joi.string()
     .uri({ scheme: ['redis', 'rediss'] })
     .default('redis://127.0.0.1:6379'),
@@ -104,6 +127,7 @@ const schema = Joi.object<Env>({
     }),
   OPERATOR_TOKEN: Joi.string().min(16).allow(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  LOG_FORMAT: Joi.string().valid('json', 'pretty'),
   TRUST_PROXY: Joi.alternatives()
     .try(Joi.boolean(), Joi.number().integer().min(0))
     .default(false)
@@ -132,17 +156,23 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   const v = result.value;
   const nodeEnv = v.NODE_ENV;
+  const databaseUrl = v.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   return Object.freeze({
     nodeEnv,
     port: v.PORT,
     webConcurrency: v.WEB_CONCURRENCY,
-    databaseUrl: v.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    databaseUrl,
     databaseUrlExplicit: v.DATABASE_URL !== undefined,
+    // Set empty, as unset: no pooler in front of DATABASE_URL.
+    databaseDirectUrl: v.DATABASE_DIRECT_URL || databaseUrl,
+    databasePooled: Boolean(v.DATABASE_DIRECT_URL),
     databasePoolSize: v.DATABASE_POOL_SIZE,
+    replica: v.DATABASE_REPLICA_URL ? Object.freeze({ url: v.DATABASE_REPLICA_URL, maxLagMs: v.DATABASE_REPLICA_MAX_LAG_MS }) : null,
     redis: Object.freeze<RedisTarget>(v.REDIS_CLUSTER_NODES ? { mode: 'cluster', nodes: v.REDIS_CLUSTER_NODES } : { mode: 'server', url: v.REDIS_URL }),
     redisPrefix: v.REDIS_PREFIX,
     operatorToken: v.OPERATOR_TOKEN ? v.OPERATOR_TOKEN : null,
     logLevel: v.LOG_LEVEL ?? (nodeEnv === 'test' ? 'silent' : 'info'),
+    logFormat: v.LOG_FORMAT ?? defaultLogFormat(nodeEnv, process.stdout.isTTY),
     trustProxy: v.TRUST_PROXY,
     webhook: Object.freeze({
       maxAttempts: v.WEBHOOK_MAX_ATTEMPTS,

@@ -39,6 +39,7 @@ import { IdempotencyService } from './idempotency/idempotency.service.js';
 import { applicationName, createDataSource, createPool } from './lib/db.js';
 import { WebhookMetrics } from './lib/metrics.js';
 import { listen, type Listener } from './lib/pg-listen.js';
+import { Reads } from './lib/reads.js';
 import type { RedisClient } from './lib/redis.js';
 import { MessagesRepository } from './messaging/messages.repository.js';
 import { MessagesService } from './messaging/messages.service.js';
@@ -81,12 +82,14 @@ export const openDatabase = (url: string = config.databaseUrl): DataSource => cr
 export interface RuntimeDeps {
   db: DataSource;
   redis: RedisClient;
+  /** Where the lists, feed, usage and delivery history read from (the web process's standby); default: the primary. */
+  reads?: Reads;
   /** The clock of rules that depend on the time of day or the month (campaigns' calling windows, tenants' monthly spend limits); tests fix it. */
   now?: () => Date;
 }
 
 /** The composition root of the API and every worker: wired alike, so a call ended anywhere runs every domain's hooks. */
-export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps) {
+export function createRuntime({ db, redis, reads = new Reads(db), now = () => new Date() }: RuntimeDeps) {
   const queues = {
     maintenance: createQueue('maintenance', redis),
     calls: createQueue('calls', redis),
@@ -102,30 +105,30 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
   };
 
   // The one writer of operational events, and the feed.
-  const events = new EventsRepository(db);
+  const events = new EventsRepository(db, reads);
   const repositories = {
-    organizations: new OrganizationsRepository(db),
-    invites: new InvitesRepository(db),
-    credentials: new CredentialsRepository(db),
-    ledger: new LedgerRepository(db, events),
+    organizations: new OrganizationsRepository(db, reads),
+    invites: new InvitesRepository(db, reads),
+    credentials: new CredentialsRepository(db, reads),
+    ledger: new LedgerRepository(db, events, reads),
     events,
   };
   const { organizations, credentials, ledger } = repositories;
   // Tenant provisioning creates a tenant's resources through these.
   const resources = {
-    agents: new AgentsRepository(db),
-    contacts: new ContactsRepository(db),
-    locations: new LocationsRepository(db),
-    services: new ServicesRepository(db),
+    agents: new AgentsRepository(db, reads),
+    contacts: new ContactsRepository(db, reads),
+    locations: new LocationsRepository(db, reads),
+    services: new ServicesRepository(db, reads),
   };
 
   const carrierConnection = new CarrierConnectionService(db, organizations);
   const carriers = new Carriers([new SimulatorCarrier()], carrierConnection);
-  const calls = new CallsRepository(db);
-  const campaigns = new CampaignsRepository(db);
-  const doNotCall = new DoNotCallRepository(db);
-  const messages = new MessagesRepository(db);
-  const numbers = new PhoneNumbersRepository(db);
+  const calls = new CallsRepository(db, reads);
+  const campaigns = new CampaignsRepository(db, reads);
+  const doNotCall = new DoNotCallRepository(db, reads);
+  const messages = new MessagesRepository(db, reads);
+  const numbers = new PhoneNumbersRepository(db, reads);
   const smsSender = new SmsSenderService(db, numbers, organizations);
   const texts = new ConfirmationTexts(messages, carriers, organizations);
   const spend = new SpendLimits(organizations, new SpendLimitsRepository(), now);
@@ -156,9 +159,9 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
     tenantEffects: new TenantEffects(organizations, { campaigns, calls }, engine),
   };
 
-  const webhookEndpoints = new WebhookEndpointsRepository(db);
-  const deliveryLog = new DeliveryLogRepository(db);
-  const usage = new UsageRepository(db);
+  const webhookEndpoints = new WebhookEndpointsRepository(db, reads);
+  const deliveryLog = new DeliveryLogRepository(db, reads);
+  const usage = new UsageRepository(db, reads);
 
   const services = {
     ...accountServices,
@@ -196,6 +199,7 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
   return {
     db,
     redis,
+    reads,
     queues,
     jobs,
     repositories,
@@ -210,7 +214,11 @@ export function createRuntime({ db, redis, now = () => new Date() }: RuntimeDeps
 
 export type Runtime = ReturnType<typeof createRuntime>;
 
-/** The webhooks worker's delivery path, on a pg pool of its own (named statements, one round trip each). */
+/**
+ * The webhooks worker's delivery path, on a pg pool of its own (named statements, one round trip
+ * each), connected directly to Postgres (`DATABASE_DIRECT_URL`) even behind a transaction pooler:
+ * four connections a process, and its LISTEN one.
+ */
 export function createDeliveryPath({ jobs, redis }: Runtime) {
   const { webhook } = config;
   // A claim uses one connection (two with rate-limited endpoints), a record one, a support retry one.
@@ -238,7 +246,7 @@ export function createDeliveryPath({ jobs, redis }: Runtime) {
     dispatcher,
     async start(): Promise<void> {
       // Woken by the relay's NOTIFY; polls besides, so a missed notification costs at most a poll.
-      listener = await listen(config.databaseUrl, DELIVERIES_CHANNEL, (payload) => dispatcher.notified(payload), {
+      listener = await listen(config.databaseDirectUrl, DELIVERIES_CHANNEL, (payload) => dispatcher.notified(payload), {
         onReconnect: () => dispatcher.rescan(),
         applicationName,
       });

@@ -5,6 +5,8 @@ import { createApp } from './app.js';
 import { config } from './config.js';
 import { lowerCpuPriority } from './lib/cpu-priority.js';
 import { logger } from './lib/logger.js';
+import { Reads } from './lib/reads.js';
+import { ReplicaMonitor } from './lib/replica.js';
 import { createRedis } from './lib/redis.js';
 import { createRuntime, openDatabase } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
@@ -15,7 +17,11 @@ async function main(): Promise<void> {
   const db = openDatabase();
   await db.initialize();
   const redis = createRedis('command');
-  const runtime = createRuntime({ db, redis });
+  // With a standby, the lists, feed, usage and delivery history may read from it (docs/scaling.md#read-replica).
+  const replica = config.replica && new ReplicaMonitor(db, config.replica.url, config.replica.maxLagMs);
+  await replica?.start();
+  const reads = new Reads(db, replica ? { monitor: replica, redis } : null);
+  const runtime = createRuntime({ db, redis, reads });
   const { app, close } = createApp({ runtime });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
@@ -38,6 +44,7 @@ async function main(): Promise<void> {
     clearInterval(reaper);
     await close();
     await runtime.close();
+    await replica?.stop();
     await db.destroy();
     redis.disconnect();
   });

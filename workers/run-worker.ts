@@ -6,6 +6,7 @@ import { logger } from '../src/lib/logger.js';
 import { queuePrefix } from '../src/lib/queues.js';
 import { createRedis, isReportedRedisError, onReady, type ConnectionKind } from '../src/lib/redis.js';
 import { onShutdown } from '../src/lib/shutdown.js';
+import { queueTelemetry } from '../src/lib/telemetry.js';
 import { createRuntime, openDatabase, type Runtime } from '../src/runtime.js';
 
 /** A job scheduler of the worker's queue: a job `name` (default: the id) every `every` ms. */
@@ -100,7 +101,7 @@ function queueWorker<Q extends QueueName>(spec: QueueWorkerSpec<Q>, db: DataSour
           if (!process) throw new Error(`no processor for job ${job.name}`);
           return process(job, token);
         },
-        { connection, prefix: queuePrefix(queue.name), concurrency: queue.concurrency, ...queue.options },
+        { connection, prefix: queuePrefix(queue.name), concurrency: queue.concurrency, telemetry: queueTelemetry(), ...queue.options },
       );
       worker.on('failed', (job, err) => logger.warn({ err, jobId: job?.id, job: job?.name }, `${queue.name} job failed`));
       worker.on('error', (err) => {

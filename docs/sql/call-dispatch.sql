@@ -24,7 +24,10 @@ SELECT c.id, c.org_id FROM calls c
               AND dnc.org_id IN (c.org_id, (SELECT o.parent_id FROM organizations o WHERE o.id = c.org_id)));
 
 -- CallsRepository.markDialed
-WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled') ORDER BY id FOR NO KEY UPDATE)
+WITH locked AS (SELECT id, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ('completed', 'no_answer', 'busy', 'failed', 'canceled') ORDER BY id FOR NO KEY UPDATE),
+       tenants AS MATERIALIZED (
+         SELECT o.id, o.disabled FROM organizations o WHERE o.id IN (SELECT org_id FROM locked) AND o.parent_id IS NOT NULL ORDER BY o.id FOR SHARE)
        UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, clock_timestamp()), updated_at = now()
          FROM locked WHERE c.id = locked.id
+          AND (c.dialed_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = c.org_id AND t.disabled))
        RETURNING c.id, c.org_id, c.dialed_at, c.phone_number, c.our_number, c.simulate;

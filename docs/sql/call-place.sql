@@ -23,11 +23,12 @@ WITH ctx AS (
            LEFT JOIN contacts ct ON ct.id = $3 AND ct.org_id = o.id
           WHERE o.id = $1),
        inserted AS (
-         INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at)
-         SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7
+         INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at, trace_parent)
+         SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7, $11
            FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded AND NOT spend_limit_reached
          RETURNING c),
        event AS (
-  INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
-  SELECT $8, (ins.c).id, (ins.c).org_id, (ins.c).payer_org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', $7), $7 FROM inserted ins)
+  INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, trace_parent)
+  SELECT $8, (ins.c).id, (ins.c).org_id, (ins.c).payer_org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', $7), $7, (ins.c).trace_parent
+    FROM inserted ins)
        SELECT ctx.*, EXISTS (SELECT 1 FROM inserted) AS placed FROM ctx;

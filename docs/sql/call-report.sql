@@ -13,8 +13,9 @@ WITH input AS (SELECT * FROM unnest($1::varchar[], $2::timestamptz[], $3::varcha
             changed AS (UPDATE calls c SET status = 'ringing', last_sequence = c.last_sequence + 1, updated_at = now()
                           FROM i WHERE c.id = i.id
                         RETURNING c AS row, i.at, i.event_id)
-       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
-       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, 'call.ringing', call_event_payload(ch.row, 'call.ringing', ch.at), ch.at
+       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, trace_parent, created_at)
+       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, 'call.ringing', call_event_payload(ch.row, 'call.ringing', ch.at), ch.at,
+              (ch.row).trace_parent, clock_timestamp()
          FROM changed ch
        RETURNING call_id, payload;
 
@@ -27,7 +28,8 @@ WITH input AS (SELECT * FROM unnest($1::varchar[], $2::timestamptz[], $3::varcha
             changed AS (UPDATE calls c SET status = 'in_progress', started_at = i.at, last_sequence = c.last_sequence + 1, updated_at = now()
                           FROM i WHERE c.id = i.id
                         RETURNING c AS row, i.at, i.event_id)
-       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
-       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, 'call.in_progress', call_event_payload(ch.row, 'call.in_progress', ch.at), ch.at
+       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, trace_parent, created_at)
+       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, 'call.in_progress', call_event_payload(ch.row, 'call.in_progress', ch.at), ch.at,
+              (ch.row).trace_parent, clock_timestamp()
          FROM changed ch
        RETURNING call_id, payload;

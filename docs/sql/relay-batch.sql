@@ -16,7 +16,7 @@ SELECT min(created_at) AS oldest, now() FROM call_events WHERE relayed_at IS NUL
 START TRANSACTION;
 
 -- OutboxRepository.lockUnrelayed
-SELECT id, created_at FROM call_events WHERE relayed_at IS NULL AND created_at >= $1 AND created_at <= $2
+SELECT id, created_at, event, trace_parent FROM call_events WHERE relayed_at IS NULL AND created_at >= $1 AND created_at <= $2
         ORDER BY created_at, sequence LIMIT 500 FOR UPDATE SKIP LOCKED;
 
 -- OutboxRepository.matchingEndpoints

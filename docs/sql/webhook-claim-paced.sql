@@ -32,7 +32,7 @@ WITH paced AS (
      WHERE w.id = p.id AND taken.n > 0
   )
   SELECT c.id AS delivery_id, c.attempt_count, c.endpoint_id, c.created_at,
-         ceil(extract(epoch FROM c.send_at - clock_timestamp()) * 1000)::int AS wait_ms, w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload, CASE WHEN ev.account_id <> ev.org_id THEN ev.org_id END AS tenant_id,
+         ceil(extract(epoch FROM c.send_at - clock_timestamp()) * 1000)::int AS wait_ms, w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload, ev.trace_parent, CASE WHEN ev.account_id <> ev.org_id THEN ev.org_id END AS tenant_id,
   CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
   CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_expires_at END AS previous_secret_expires_at
     FROM claimed c JOIN webhook_endpoints w ON w.id = c.endpoint_id

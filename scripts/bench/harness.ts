@@ -31,7 +31,7 @@ export async function benchDatabase(name: string, options: { fresh?: boolean } =
  */
 export async function startProcess(entry: string, env: Record<string, string>, ready: (child: ChildProcess) => Promise<boolean>): Promise<ChildProcess> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
-  const execArgv = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const execArgv = ['--import', './dist/src/lib/telemetry-preload.js', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
   const child = track(fork(entry, { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
   const deadline = Date.now() + 20_000;
   for (;;) {

@@ -57,6 +57,9 @@ const DATABASE = process.env.BENCH_DATABASE ?? 'ringlane_bench_load';
 /** `org`: one organization, one endpoint. `reseller`: one reseller-wide endpoint (CONTRACT.md §5) over BENCH_TENANTS tenants, the calls round-robin over them. */
 const SHAPE = process.env.BENCH_SHAPE ?? 'org';
 const TENANTS = numberFrom('BENCH_TENANTS', 100);
+/** BENCH_TRACING=1: the service exports its traces (OTLP/HTTP at its default, protobuf) to a sink in a process of its own, as it would to a collector elsewhere. */
+const TRACING = process.env.BENCH_TRACING === '1';
+const SINK_PORT = numberFrom('BENCH_SINK_PORT', 3913);
 const REDIS_PREFIX = DATABASE;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
@@ -110,6 +113,97 @@ function receiverMain(port: number): void {
     for (const id of q.callIds) out.push(...(arrivals.get(id) ?? []));
     process.send!({ received: out.length, requests, arrivals: out } satisfies ReceiverAnswer);
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trace sink (BENCH_TRACING=1, a process of its own): an OTLP/HTTP receiver that counts the spans and drops them.
+
+interface SinkAnswer {
+  requests: number;
+  spans: number;
+  /** Spans by `service.name` and span name. */
+  byName: Record<string, number>;
+}
+
+/** The fields of one protobuf message: number and, for a length-delimited one, its bytes. */
+function* protobufFields(buf: Buffer): Generator<[number, Buffer | null]> {
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = buf[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (at < buf.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    if (wire === 2) {
+      const length = varint();
+      yield [Math.floor(tag / 8), buf.subarray(at, at + length)];
+      at += length;
+    } else if (wire === 0) varint();
+    else if (wire === 1) at += 8;
+    else if (wire === 5) at += 4;
+    else throw new Error(`protobuf wire type ${wire}`);
+  }
+}
+
+/** The length-delimited fields numbered `field` of a protobuf message. */
+const fieldsOf = (buf: Buffer, field: number) => [...protobufFields(buf)].filter(([f, b]) => f === field && b).map(([, b]) => b!);
+
+/** (service.name, span name) of each span of an OTLP ExportTraceServiceRequest in protobuf. */
+function protobufSpans(body: Buffer): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const resourceSpans of fieldsOf(body, 1)) {
+    let service = '?';
+    for (const resource of fieldsOf(resourceSpans, 1))
+      for (const attribute of fieldsOf(resource, 1)) {
+        const [value] = fieldsOf(attribute, 2);
+        if (fieldsOf(attribute, 1)[0]?.toString() === 'service.name' && value) service = fieldsOf(value, 1)[0]?.toString() ?? '?';
+      }
+    for (const scopeSpans of fieldsOf(resourceSpans, 2))
+      for (const span of fieldsOf(scopeSpans, 2)) out.push([service, fieldsOf(span, 5)[0]?.toString() ?? '']);
+  }
+  return out;
+}
+
+/** The same of one in JSON. */
+function jsonSpans(body: Buffer): Array<[string, string]> {
+  const request = JSON.parse(body.toString('utf8')) as {
+    resourceSpans?: Array<{
+      resource?: { attributes?: Array<{ key: string; value: { stringValue?: string } }> };
+      scopeSpans?: Array<{ spans?: Array<{ name: string }> }>;
+    }>;
+  };
+  return (request.resourceSpans ?? []).flatMap((rs) => {
+    const service = rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue ?? '?';
+    return (rs.scopeSpans ?? []).flatMap((ss) => (ss.spans ?? []).map((span): [string, string] => [service, span.name]));
+  });
+}
+
+function sinkMain(port: number): void {
+  const counted: SinkAnswer = { requests: 0, spans: 0, byName: {} };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      // An empty ExportTraceServiceResponse, in the request's encoding.
+      const json = req.headers['content-type'] === 'application/json';
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '');
+      counted.requests++;
+      const body = Buffer.concat(chunks);
+      for (const [service, name] of json ? jsonSpans(body) : protobufSpans(body)) {
+        counted.spans++;
+        // Statements by their first word: the table stays short.
+        const key = `${service} ${name.replace(/^(pg\.query:\S+).*/, '$1')}`;
+        counted.byName[key] = (counted.byName[key] ?? 0) + 1;
+      }
+    });
+  });
+  server.listen(port, '127.0.0.1', () => process.send!('ready'));
+  process.on('message', () => process.send!(counted));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -426,6 +520,8 @@ async function main(): Promise<void> {
   const extra = (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean);
   for (const pair of extra) env[pair.slice(0, pair.indexOf('='))] = decodeURIComponent(pair.slice(pair.indexOf('=') + 1));
 
+  const sink = TRACING ? await childProcess(self, 'sink', [String(SINK_PORT)]) : null;
+  if (sink) Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${SINK_PORT}` });
   const receiver = await childProcess(self, 'receiver', [String(RECEIVER_PORT)]);
   const loadgen = await childProcess(self, 'loadgen');
   // Its output is read and dropped, as a log collector would take it.
@@ -451,7 +547,7 @@ async function main(): Promise<void> {
     const sampler = new CpuSampler(systemSources(client, service.pid!, redisPid));
     const processes = [...descendants(service.pid!).values()];
     console.log(
-      `bench:load — \`npm start\` at its defaults${extra.length ? ` plus ${extra.join(' ')}` : ''} (${processes.length} processes: ${processes.join(', ')}); ` +
+      `bench:load — \`npm start\` at its defaults${extra.length ? ` plus ${extra.join(' ')}` : ''}${TRACING ? ', tracing on (OTLP to a sink)' : ''} (${processes.length} processes: ${processes.join(', ')}); ` +
         `own database ${DATABASE}, Redis prefix ${REDIS_PREFIX}; receiver and load generator in processes of their own; ${fmt((await import('node:os')).cpus().length)} cores`,
     );
 
@@ -581,6 +677,16 @@ async function main(): Promise<void> {
       printCpu(s.cpu, s.delivered, 'event');
     }
     console.log(`\nlog lines written by the service during the bench: ${fmt(logLines)}`);
+    if (sink) {
+      const { requests, spans, byName } = await ask<SinkAnswer>(sink, 'count');
+      console.log(
+        `tracing on: the sink got ${fmt(spans)} spans in ${fmt(requests)} OTLP requests (its own CPU is not in the figures, as a collector's elsewhere would not be); the most:`,
+      );
+      const most = Object.entries(byName)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 15);
+      for (const [name, n] of most) console.log(`    ${name.padEnd(50)} ${fmt(n).padStart(8)}`);
+    }
   } finally {
     await stopServer(service);
     await client.end();
@@ -589,5 +695,6 @@ async function main(): Promise<void> {
 
 const role = process.argv[2];
 if (role === 'receiver') receiverMain(Number(process.argv[3]));
+else if (role === 'sink') sinkMain(Number(process.argv[3]));
 else if (role === 'loadgen') void loadgenMain();
 else runBench(main);

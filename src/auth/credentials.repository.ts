@@ -4,6 +4,7 @@ import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { ORG_REF, orgRefOf, type OrgRefRow } from '../orgs/organizations.repository.js';
 import type { OrgRef } from './actor.js';
 import type { Capability } from './capabilities.js';
+import { Reads } from '../lib/reads.js';
 
 // Key and token hashes are selected only by the two lookups that compare them (as `select: false`).
 
@@ -42,7 +43,11 @@ export type StoredSession = RowOf<typeof SESSION_CREDENTIAL.columns> & { org: Or
 
 /** A lookup joins member and organization (`ORG_REF`) on purpose: authentication in one round trip. */
 export class CredentialsRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   async insertKey(
     em: EntityManager,
@@ -66,7 +71,9 @@ export class CredentialsRepository {
   }
 
   listKeys<V>(orgId: string, page: PageParams, present: (row: ApiKeyRow) => V): Promise<Page<V>> {
-    return listPage(this.db, { select: API_KEY.select(), from: API_KEY.from(), where: where('org_id = ? AND revoked_at IS NULL', orgId) }, page, present);
+    return this.reads.run((sql) =>
+      listPage(sql, { select: API_KEY.select(), from: API_KEY.from(), where: where('org_id = ? AND revoked_at IS NULL', orgId) }, page, present),
+    );
   }
 
   async revokeKey(orgId: string, keyId: string): Promise<boolean> {

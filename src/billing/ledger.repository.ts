@@ -6,6 +6,7 @@ import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import type { LedgerLine } from './ledger.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
+import { Reads } from '../lib/reads.js';
 
 const CREDIT = rowShape('ledger_entries', {
   id: column<string>(),
@@ -28,8 +29,10 @@ const LOW_BALANCE_TURNS = `UPDATE organizations o SET low_balance_notified = NOT
 /** The ledger; the database keeps each organization's balance from it. */
 export class LedgerRepository {
   constructor(
-    private readonly db: DataSource,
+    db: DataSource,
     private readonly events: EventsRepository,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
   ) {}
 
   /**
@@ -77,6 +80,6 @@ export class LedgerRepository {
   /** Newest first; payments and receipts are two views of these rows. */
   credits<V>(orgId: string, page: PageParams, present: (row: CreditRow) => V): Promise<Page<V>> {
     const credits = where("org_id = ? AND kind = 'adjustment' AND amount_micros > 0", orgId);
-    return listPage(this.db, { select: CREDIT.select(), from: CREDIT.from(), where: credits }, page, present);
+    return this.reads.run((sql) => listPage(sql, { select: CREDIT.select(), from: CREDIT.from(), where: credits }, page, present));
   }
 }

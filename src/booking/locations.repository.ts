@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
+import type { Reads } from '../lib/reads.js';
 
 /** The one declaration of a location's fields. */
 export const locationShape = rowShape('locations', {
@@ -18,7 +19,7 @@ export type LocationView = Presented<LocationRow>;
 
 /** The organization's locations, shown on its booking page. */
 export class LocationsRepository extends OrgResourceRepository<typeof locationShape.columns> {
-  constructor(db: DataSource) {
-    super(db, { shape: locationShape, resource: 'location', idPrefix: 'loc' });
+  constructor(db: DataSource, reads?: Reads) {
+    super(db, { shape: locationShape, resource: 'location', idPrefix: 'loc' }, reads);
   }
 }

@@ -69,4 +69,8 @@ export class CallEvent {
 
   @Column({ name: 'relayed_at', ...TIMESTAMP, nullable: true })
   relayedAt!: Date | null;
+
+  /** Its call's `trace_parent` (see Call): the relay and the deliveries continue the call's trace from it. */
+  @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })
+  traceParent!: string | null;
 }

@@ -28,6 +28,13 @@ end
 return result
 `;
 
+// The calls holding a concurrency slot since before `ARGV[1]` ms ago, on Redis's clock (admission's).
+const ADMITTED_BEFORE = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
+`;
+
 export interface Limits {
   maxConcurrentCalls: number;
   maxCallsPerHour: number;
@@ -114,6 +121,11 @@ export class CallLimits {
 
   async activeCalls(orgId: string): Promise<string[]> {
     return this.redis.zrange(this.keys(orgId)[1], 0, -1);
+  }
+
+  /** Those of the organization's calls holding a slot that were admitted more than `ms` ago. */
+  async admittedBefore(orgId: string, ms: number): Promise<string[]> {
+    return (await this.redis.eval(ADMITTED_BEFORE, 1, this.keys(orgId)[1], ms)) as string[];
   }
 
   async orgsWithActiveCalls(): Promise<string[]> {

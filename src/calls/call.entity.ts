@@ -85,4 +85,8 @@ export class Call extends OrgOwned {
   /** A tenant's call: what it owes at its resale price; null otherwise. */
   @Column({ name: 'billable_micros', type: 'bigint', nullable: true, transformer: bigintTransformer })
   billableMicros!: bigint | null;
+
+  /** The W3C traceparent of the request (or campaign tick) that placed it, while tracing is on: its events' deliveries continue that trace. */
+  @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })
+  traceParent!: string | null;
 }

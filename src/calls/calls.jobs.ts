@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { JobsOptions } from 'bullmq';
 import { redisKey, type RedisClient } from '../lib/redis.js';
 import type { ScheduledReport } from '../carrier/carrier.js';
 import type { JobQueue, ReportJob } from '../jobs.js';
@@ -7,6 +8,16 @@ const sendTextJobId = (messageId: string) => `text-${messageId}`;
 
 /** A dispatch already requested and not yet started covers any further request for 30 s. */
 const DISPATCH_PENDING_SECONDS = 30;
+
+/**
+ * Dial and report jobs have ids fixed by their calls, so the sweeper's redial of a call whose
+ * reports are overdue adds nothing while they are queued or running. A failed one, kept, would be
+ * in the way for good (BullMQ adds nothing under the id of a job it keeps): Postgres away for
+ * longer than a job's attempts last (about 15 s, less than a managed database's failover takes),
+ * and its calls never ended. Removed when it fails (the worker logs the failure), it is added
+ * again by the next sweep.
+ */
+const REDRIVEN_BY_THE_SWEEPER: JobsOptions = { removeOnFail: true };
 
 /** Payloads are ids and plain JSON only. */
 export class CallJobs {
@@ -35,7 +46,7 @@ export class CallJobs {
   }
 
   async dial(callId: string): Promise<void> {
-    await this.queue.add('dial', { callId }, { jobId: `dial-${callId}` });
+    await this.queue.add('dial', { callId }, { ...REDRIVEN_BY_THE_SWEEPER, jobId: `dial-${callId}` });
   }
 
   /** One job per report and time, shared by calls; ids fixed by calls, report and time, so a replayed dial adds nothing. */
@@ -53,6 +64,7 @@ export class CallJobs {
         name: 'report',
         data,
         opts: {
+          ...REDRIVEN_BY_THE_SWEEPER,
           jobId: `report-${createHash('sha256')
             .update(`${key}|${data.callIds.join(',')}`)
             .digest('hex')

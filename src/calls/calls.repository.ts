@@ -3,11 +3,14 @@ import { payerIdSql } from '../billing/charges.js';
 import { onDoNotCallListSql } from '../do-not-call/do-not-call.repository.js';
 import { namedQuery } from '../lib/db.js';
 import { newId } from '../lib/ids.js';
+import { currentTraceparent } from '../lib/telemetry.js';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { outgoingNumberSql } from '../numbers/phone-numbers.repository.js';
+import { IS_TENANT } from '../orgs/organizations.repository.js';
 import { spendLimitReachedSql, type SpendMonth } from '../tenants/spend-limits.repository.js';
 import { TERMINAL_STATUSES, type CallStatus, type Direction, type EndReason, type Outcome, type SimulateScript, type TerminalStatus } from './call.entity.js';
+import { Reads } from '../lib/reads.js';
 
 // The call engine's hot path, in plain SQL. Each status change is ONE statement that updates
 // the call and writes its event (the outbox row) from the updated row, through the database
@@ -146,22 +149,27 @@ interface ChangedPayload {
   duration_seconds: number;
 }
 
-const INSERT_CALL = `INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at)`;
+const INSERT_CALL = `INSERT INTO calls AS c (id, org_id, payer_org_id, agent_id, contact_id, campaign_id, direction, status, phone_number, our_number, simulate, last_sequence, created_at, updated_at, trace_parent)`;
 
 /** The `call.queued` event (sequence 1) of each call in CTE `inserted` (column `c`, the row). */
 const queuedEvent = (eventId: string, at: string) => `
-  INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
-  SELECT ${eventId}, (ins.c).id, (ins.c).org_id, (ins.c).payer_org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', ${at}), ${at} FROM inserted ins`;
+  INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, trace_parent)
+  SELECT ${eventId}, (ins.c).id, (ins.c).org_id, (ins.c).payer_org_id, 1, 'call.queued', call_event_payload(ins.c, 'call.queued', ${at}), ${at}, (ins.c).trace_parent
+    FROM inserted ins`;
 
 /** Calls, their status changes and their events (the outbox rows). */
 export class CallsRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   /** Inserts a `queued` call and its `call.queued` event, in one statement. */
   async insertQueued(em: EntityManager, call: Omit<QueuedCall, 'id' | 'createdAt'>): Promise<QueuedCall> {
     const row: QueuedCall = { ...call, id: newId('call'), createdAt: new Date() };
     await em.query(
-      `WITH inserted AS (${INSERT_CALL} VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, 1, $11, $11) RETURNING c)
+      `WITH inserted AS (${INSERT_CALL} VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, 1, $11, $11, $13) RETURNING c)
        ${queuedEvent('$12', '$11')}`,
       [
         row.id,
@@ -176,6 +184,7 @@ export class CallsRepository {
         JSON.stringify(row.simulate),
         row.createdAt,
         newId('evt'),
+        currentTraceparent(),
       ],
     );
     return row;
@@ -212,7 +221,7 @@ export class CallsRepository {
           WHERE o.id = $1),
        inserted AS (
          ${INSERT_CALL}
-         SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7
+         SELECT $5, org_id, payer_id, agent_id, contact_id, $4, 'outbound', 'queued', phone_number, our_number, $6, 1, $7, $7, $11
            FROM ctx WHERE agent_id IS NOT NULL AND contact_id IS NOT NULL AND campaign_found AND funded AND NOT spend_limit_reached
          RETURNING c),
        event AS (${queuedEvent('$8', '$7')})
@@ -228,6 +237,7 @@ export class CallsRepository {
         newId('evt'),
         request.month.since,
         request.month.until,
+        currentTraceparent(),
       ],
     );
     if (!ctx.placed) {
@@ -254,7 +264,7 @@ export class CallsRepository {
   /** A page of the organization's calls, newest first, filtered by status, direction and campaign. */
   list<T>(orgId: string, query: PageParams & { status?: string; direction?: string; campaign_id?: string }, present: (row: CallRow) => T): Promise<Page<T>> {
     const filters = where('c.org_id = ?', orgId).matching(query, { status: 'c.status', direction: 'c.direction', campaign_id: 'c.campaign_id' });
-    return listPage(this.db, { select: callRow.select('c'), from: callRow.from('c'), where: filters }, query, present);
+    return this.reads.run((sql) => listPage(sql, { select: callRow.select('c'), from: callRow.from('c'), where: filters }, query, present));
   }
 
   /** The call `id`; only if it is the organization's, when `orgId` is given. */
@@ -270,6 +280,11 @@ export class CallsRepository {
    * id first (the lock order: see `CallEngine`); alone, the UPDATE would lock them in its plan's
    * order, often the table's (a bitmap scan, as for the sweeper's thousands of calls).
    *
+   * A disabled tenant's calls never dialed are left out (SPEC.md §3.1; the `apply-state` job ends
+   * them): the tenants' rows are share-locked after the calls, so a disable either committed before
+   * and is seen, or waits for this dial's commit and then ends what it dialed. A dispatch that read
+   * the tenant enabled just before a disable dials nothing after it.
+   *
    * With a `gate`, in the transaction that locked the calls and then the organization's row (see
    * src/tenants/spend-limit.ts), an outbound call never dialed is marked only while the
    * organization's spend limit is not reached (its spend read once for the batch); the others are
@@ -281,9 +296,12 @@ export class CallsRepository {
               OR NOT (SELECT ${spendLimitReachedSql('o', '$3::timestamptz', '$4::timestamptz')} FROM organizations o WHERE o.id = $2))`
       : '';
     const [rows] = (await sql.query(
-      `WITH locked AS (SELECT id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR NO KEY UPDATE)
+      `WITH locked AS (SELECT id, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR NO KEY UPDATE),
+       tenants AS MATERIALIZED (
+         SELECT o.id, o.disabled FROM organizations o WHERE o.id IN (SELECT org_id FROM locked) AND o.${IS_TENANT} ORDER BY o.id FOR SHARE)
        UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, clock_timestamp()), updated_at = now()
-         FROM locked WHERE c.id = locked.id ${allowed}
+         FROM locked WHERE c.id = locked.id
+          AND (c.dialed_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = c.org_id AND t.disabled)) ${allowed}
        RETURNING ${dialedRow.select('c')}`,
       gate ? [ids, gate.orgId, gate.month.since, gate.month.until] : [ids],
     )) as [DialedCall[], number];
@@ -332,14 +350,18 @@ export class CallsRepository {
     if (items.length === 0) return [];
     const columns = `id, at, event_id${extra ? `, ${extra.columns}` : ''}`;
     const types = `$1::varchar[], $2::timestamptz[], $3::varchar[]${extra ? `, ${extra.types}` : ''}`;
+    // created_at is the time of the INSERT, after the call's row lock, not the transaction's start
+    // (now()): a change that began first but waited for another change of the same call would else
+    // be older than it, and the events feed (newest first) would show the call's events out of order.
     return em.query(
       `WITH input AS (SELECT * FROM unnest(${types}) AS input(${columns})),
             i AS (SELECT input.* FROM input JOIN calls c ON c.id = input.id WHERE ${guard} ORDER BY c.id FOR NO KEY UPDATE OF c),
             changed AS (UPDATE calls c SET ${set}, last_sequence = c.last_sequence + 1, updated_at = now()
                           FROM i WHERE c.id = i.id
                         RETURNING c AS row, i.at, i.event_id)
-       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at)
-       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at
+       INSERT INTO call_events (id, call_id, org_id, account_id, sequence, event, payload, occurred_at, trace_parent, created_at)
+       SELECT ch.event_id, (ch.row).id, (ch.row).org_id, (ch.row).payer_org_id, (ch.row).last_sequence, '${event}', call_event_payload(ch.row, '${event}', ch.at), ch.at,
+              (ch.row).trace_parent, clock_timestamp()
          FROM changed ch
        RETURNING call_id, payload`,
       [items.map((x) => x.id), items.map((x) => x.at), items.map(() => newId('evt')), ...(extra?.values ?? [])],
@@ -427,9 +449,17 @@ export class CallsRepository {
     return rows.map((r) => r.id);
   }
 
-  /** The ended ones of `ids` (calls still holding a concurrency slot they no longer need). */
-  async endedAmong(ids: string[]): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM calls WHERE id = ANY($1) AND status IN ${TERMINAL_SQL}`, [ids]);
+  /**
+   * Those of `holding` (calls holding a concurrency slot) that no longer use it: the ended ones,
+   * and those of `admittedLongAgo` still queued and never dialed (their dial was lost) or not
+   * there at all (lost with the last transactions of a primary whose standby was behind).
+   */
+  async unusedSlotsAmong(holding: string[], admittedLongAgo: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT h.id FROM unnest($1::varchar[]) AS h(id) LEFT JOIN calls c ON c.id = h.id
+        WHERE c.status IN ${TERMINAL_SQL} OR (h.id = ANY($2) AND (c.id IS NULL OR (c.status = 'queued' AND c.dialed_at IS NULL)))`,
+      [holding, admittedLongAgo],
+    );
     return rows.map((r) => r.id);
   }
 

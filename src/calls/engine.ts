@@ -45,8 +45,9 @@ export interface EndRequest {
  * the ledger, so that none waits in a cycle: calls by id, then organizations by id, then the
  * ledger. An ending locks its calls first (`CallsRepository.lockOpen`), then the tenants with a
  * spend limit it charges (`SpendLimits.charging`), and appends its ledger lines last, by payer id
- * (`LedgerRepository.append`: the balance trigger locks each payer's row); a dial checked against
- * a spend limit locks its calls, then the tenant's row (`dialWithinSpendLimit`); a statement
+ * (`LedgerRepository.append`: the balance trigger locks each payer's row); a dial locks its calls,
+ * then share-locks their tenants' rows (`CallsRepository.markDialed`, so a tenant disabled meanwhile
+ * dials nothing; within a spend limit first in `dialWithinSpendLimit`); a statement
  * changing several calls locks them by id before its UPDATE (`ORDER BY id FOR NO KEY UPDATE` in
  * `CallsRepository.markDialed` and in `markRinging`, `markInProgress`, `markEnded`). Anything else
  * that writes or locks an organization's row (its settings or limits, a top-up, a tenant disabled)
@@ -142,15 +143,16 @@ export class CallEngine {
    * transaction, the calls locked, then the tenant's row (shared with other dials, after any charge
    * of the tenant commits: see `SpendLimits`), then the spend checked and the calls marked dialed
    * in one statement for the batch. Those refused end `canceled` / `spend_limit_reached` like a
-   * listed number's.
+   * listed number's, unless the tenant is disabled: then `apply-state` ends them `tenant_disabled`
+   * (read from the row as share-locked, so no disable commits between the read and the dial).
    */
   private async dialWithinSpendLimit(callIds: string[], orgId: string): Promise<DialedCall[]> {
     const { dialed, refused } = await this.db.transaction(async (em) => {
       const open = await this.calls.lockForDial(em, callIds);
-      await this.spend.lockForDial(em, orgId);
+      const { disabled } = await this.spend.lockForDial(em, orgId);
       const dialed = await this.calls.markDialed(em, callIds, { orgId, month: this.spend.month() });
       const marked = new Set(dialed.map((c) => c.id));
-      return { dialed, refused: open.filter((c) => !marked.has(c.id)) };
+      return { dialed, refused: disabled ? [] : open.filter((c) => !marked.has(c.id)) };
     });
     await this.endUndialed(refused, 'spend_limit_reached');
     return dialed;

@@ -22,26 +22,33 @@ export class CallSweeper {
 
   async sweep(): Promise<{ requeued: number; redialed: number; released: number; texts: number }> {
     const { engine } = this;
-    // 1. Committed as queued, never dialed.
+    // 1. Slots no call uses: those of ended calls (a crash between the end and the release), and of
+    //    calls admitted more than the grace period ago and still undialed: their dial failed (the
+    //    connection to Postgres lost, as in a failover) or their worker died between admission and
+    //    dial, and nothing else gives their slots back (or their rows are gone, with a primary
+    //    failed over to a standby that was behind). Freed first: such a call leaves the waiting
+    //    set too, and step 2 queues it again; left holding, they kept an organization's slots full
+    //    and its calls queued for good.
+    let released = 0;
+    for (const orgId of await engine.limits.orgsWithActiveCalls()) {
+      const holding = await engine.limits.activeCalls(orgId);
+      if (holding.length === 0) continue;
+      const unused = await this.calls.unusedSlotsAmong(holding, await engine.limits.admittedBefore(orgId, GRACE_SECONDS * 1000));
+      await engine.limits.release(orgId, unused);
+      released += unused.length;
+    }
+
+    // 2. Committed as queued, never dialed.
     const waiting = await this.calls.undialedOutbound(GRACE_SECONDS, SWEEP_BATCH);
     const byOrg = new Map<string, Array<{ id: string; createdAt: Date }>>();
     for (const row of waiting) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), { id: row.id, createdAt: row.created_at }]);
     for (const [orgId, calls] of byOrg) await engine.submitOutbound(orgId, calls);
 
-    // 2. Inbound calls never dialed, and dialed calls with overdue reports: dialing again reschedules
+    // 3. Inbound calls never dialed, and dialed calls with overdue reports: dialing again reschedules
     //    the same reports under the same job ids.
     const stalled = await this.calls.stalled(GRACE_SECONDS, SWEEP_BATCH);
     await engine.dial(stalled);
 
-    // 3. Slots held by ended calls (a crash between the end and the release).
-    let released = 0;
-    for (const orgId of await engine.limits.orgsWithActiveCalls()) {
-      const holding = await engine.limits.activeCalls(orgId);
-      if (holding.length === 0) continue;
-      const ended = await this.calls.endedAmong(holding);
-      await engine.limits.release(orgId, ended);
-      released += ended.length;
-    }
     // A lost wake-up is made up.
     for (const orgId of await engine.limits.orgsWithWaitingCalls()) await engine.jobs.dispatch(orgId);
 

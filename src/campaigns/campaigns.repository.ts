@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { listPage, type Page, type PageParams, type Sql } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Campaign, type CampaignState } from './campaign.entity.js';
+import { Reads } from '../lib/reads.js';
 
 const contactCount = (state?: string) =>
   column<number>(`(SELECT count(*)::int FROM campaign_contacts cc WHERE cc.campaign_id = k.id${state ? ` AND cc.state = '${state}'` : ''})`);
@@ -37,11 +38,15 @@ export interface CampaignProgress {
 
 /** Campaigns and their contacts (`campaign_contacts`). */
 export class CampaignsRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   list<T>(orgId: string, query: PageParams & { state?: string }, present: (row: CampaignRow) => T): Promise<Page<T>> {
     const filters = where('k.org_id = ?', orgId).equal('k.state', query.state);
-    return listPage(this.db, { select: campaignRow.select('k'), from: campaignRow.from('k'), where: filters }, query, present);
+    return this.reads.run((sql) => listPage(sql, { select: campaignRow.select('k'), from: campaignRow.from('k'), where: filters }, query, present));
   }
 
   async find(em: Sql, orgId: string, id: string): Promise<CampaignRow | null> {

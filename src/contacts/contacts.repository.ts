@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ConflictError } from '../lib/errors.js';
 import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
+import type { Reads } from '../lib/reads.js';
 
 /** The one declaration of a contact's fields. */
 export const contactShape = rowShape('contacts', {
@@ -19,17 +20,21 @@ export type ContactView = Presented<ContactRow>;
 
 /** One per phone number within an organization (409 `contact_exists`); one a campaign holds cannot be deleted. */
 export class ContactsRepository extends OrgResourceRepository<typeof contactShape.columns, 'phone_number'> {
-  constructor(db: DataSource) {
-    super(db, {
-      shape: contactShape,
-      resource: 'contact',
-      idPrefix: 'con',
-      filters: ['phone_number'],
-      conflicts: {
-        contacts_org_phone_key: () => new ConflictError('contact_exists', 'The organization already has a contact with this phone number.'),
+  constructor(db: DataSource, reads?: Reads) {
+    super(
+      db,
+      {
+        shape: contactShape,
+        resource: 'contact',
+        idPrefix: 'con',
+        filters: ['phone_number'],
+        conflicts: {
+          contacts_org_phone_key: () => new ConflictError('contact_exists', 'The organization already has a contact with this phone number.'),
+        },
+        inUse: () => new ConflictError('contact_in_use', 'A campaign holds this contact; remove it from the campaign first.'),
       },
-      inUse: () => new ConflictError('contact_in_use', 'A campaign holds this contact; remove it from the campaign first.'),
-    });
+      reads,
+    );
   }
 
   async unknownContact(em: EntityManager, orgId: string, ids: string[]): Promise<string | undefined> {

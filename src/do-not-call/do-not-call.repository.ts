@@ -3,6 +3,7 @@ import { ConflictError } from '../lib/errors.js';
 import type { Sql } from '../lib/pagination.js';
 import { column, rowShape } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
+import type { Reads } from '../lib/reads.js';
 
 /** The one declaration of an entry's fields. */
 export const doNotCallShape = rowShape('do_not_call_entries', {
@@ -20,16 +21,20 @@ export const onDoNotCallListSql = (orgId: string, phoneNumber: string) =>
 
 /** Inside a tenant, the tenant's own list; its reseller's also applies to its calls but is not shown. */
 export class DoNotCallRepository extends OrgResourceRepository<typeof doNotCallShape.columns, 'phone_number'> {
-  constructor(db: DataSource) {
-    super(db, {
-      shape: doNotCallShape,
-      resource: 'do_not_call_entry',
-      idPrefix: 'dnc',
-      filters: ['phone_number'],
-      conflicts: {
-        do_not_call_entries_org_phone_key: () => new ConflictError('already_listed', 'This number is already on the do-not-call list.'),
+  constructor(db: DataSource, reads?: Reads) {
+    super(
+      db,
+      {
+        shape: doNotCallShape,
+        resource: 'do_not_call_entry',
+        idPrefix: 'dnc',
+        filters: ['phone_number'],
+        conflicts: {
+          do_not_call_entries_org_phone_key: () => new ConflictError('already_listed', 'This number is already on the do-not-call list.'),
+        },
       },
-    });
+      reads,
+    );
   }
 
   /** Those of `phoneNumbers` that organization `orgId` may not call (its list or its reseller's), in one statement. */

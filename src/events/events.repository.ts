@@ -6,6 +6,7 @@ import { listPage, type Page, type PageParams, type Sql } from '../lib/paginatio
 import { column, presentRow, rowShape, where, type Presented, type RowOf } from '../lib/sql.js';
 import type { OperationalEventFields, OperationalEventType } from './event-types.js';
 import type { EventFilters } from './events.schemas.js';
+import { Reads } from '../lib/reads.js';
 
 /**
  * THE tenant of an event (CONTRACT.md §5), for the `call_events` alias `ev`: its organization when
@@ -72,7 +73,11 @@ const RECORD = insertOperationalEvents(`VALUES ($1::varchar, $2::varchar, $3::va
  * so that only the retained days' partitions are read.
  */
 export class EventsRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   /**
    * Writes an operational event in `sql`'s transaction: the transaction of the change it reports
@@ -92,7 +97,7 @@ export class EventsRepository {
     const filters = where(`ev.${scope.by} = ?`, scope.id)
       .and(...eventsBetween(retained, query))
       .matching(query, { type: 'ev.event', call_id: 'ev.call_id' });
-    return listPage(this.db, { select: eventRow.select('ev'), from: eventRow.from('ev'), where: filters }, query, presentRow<EventRow>);
+    return this.reads.run((sql) => listPage(sql, { select: eventRow.select('ev'), from: eventRow.from('ev'), where: filters }, query, presentRow<EventRow>));
   }
 
   /** The event of `scope` with this id in `retained`: one primary-key probe per day (an id says nothing of its time). */

@@ -1,10 +1,13 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import Joi from 'joi';
+import { match, type MatchFunction } from 'path-to-regexp';
 import { actorOf, isActingInTenant, type Actor } from '../auth/actor.js';
 import type { Capability } from '../auth/capabilities.js';
 import { sendOutcome, type IdempotentRequests } from '../idempotency/idempotent.js';
 import { CsvFile } from '../lib/csv.js';
+import type { Reads } from '../lib/reads.js';
 import { ForbiddenError, MissingCapabilityError } from '../lib/errors.js';
+import { routeMatched } from '../lib/telemetry.js';
 import { sendCsv } from './csv-response.js';
 import type { RouteDoc, RouteErrors } from './route-doc.js';
 import { validate } from './validate.js';
@@ -65,24 +68,69 @@ function firstSegment(path: string): string {
 /** The first segment of a request's path (relative to the mount, maybe with a query), lower-cased as routes match case-insensitively. */
 const requestSegment = (url: string): string => (/^\/([^/?]*)/.exec(url)?.[1] ?? '').toLowerCase();
 
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+interface Route {
+  /** Upper case, as `req.method`. */
+  method: string;
+  /** As the API reference names it, e.g. `/v1/calls/:id` (the name of its requests' spans). */
+  name: string;
+  /** Express's matching: path-to-regexp, case-insensitive, a trailing slash allowed, parameters percent-decoded. */
+  matches: MatchFunction<Record<string, string>>;
+  handle: (req: Request, res: Response) => Promise<void>;
+}
+
+/** What Express's router answers to `OPTIONS` on a path with routes: the methods, HEAD with GET. */
+function answerOptions(res: Response, methods: Set<string>): void {
+  if (methods.has('GET')) methods.add('HEAD');
+  const allow = [...methods].sort().join(', ');
+  res.setHeader('Allow', allow);
+  res.type('text/plain').send(allow);
+}
+
 /** Declarative `/v1` routes: each states its capability, tenant rule and schemas, checked here alike for all. */
 export class ApiRouter {
   readonly routes: RouteDoc[] = [];
   /**
-   * The routes by first segment, each group a router of its own: a request is matched against its
-   * resource's few routes only, not every route registered before them (the order within a group
-   * is kept; paths with different first segments never match the same request).
+   * The routes by first segment: a request is matched against its resource's few routes only, not
+   * every route registered before them (the order within a group is kept; paths with different first
+   * segments never match the same request). Matched here, not by a nested Express router per group:
+   * that second routing pass (URL parsing, layer stack, parameter processing) cost a fifth of an
+   * authenticated read's CPU (docs/operations.md#benchmarks).
    */
-  private readonly groups = new Map<string, Router>();
+  private readonly groups = new Map<string, Route[]>();
 
   /** The routes' handler, mounted where their paths are relative to (`/v1`). */
   readonly router: RequestHandler = (req, res, next) => {
-    const group = this.groups.get(requestSegment(req.url));
-    if (group) group(req, res, next);
+    const routes = this.groups.get(requestSegment(req.url));
+    if (!routes) return next();
+    const query = req.url.indexOf('?');
+    const path = query === -1 ? req.url : req.url.slice(0, query);
+    const options = req.method === 'OPTIONS';
+    // HEAD is answered by the GET route, as Express does.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    let allowed: Set<string> | null = null;
+    for (const route of routes) {
+      if (!options && route.method !== method) continue;
+      const found = route.matches(path);
+      if (!found) continue;
+      if (options) {
+        (allowed ??= new Set()).add(route.method);
+        continue;
+      }
+      req.params = found.params;
+      routeMatched(route.name);
+      route.handle(req, res).catch(next);
+      return;
+    }
+    if (allowed) answerOptions(res, allowed);
     else next();
   };
 
-  constructor(private readonly idempotent: IdempotentRequests) {}
+  constructor(
+    private readonly idempotent: IdempotentRequests,
+    private readonly reads: Reads,
+  ) {}
 
   get<Q = unknown, P = Record<string, string>>(path: string, spec: ReadEndpoint<Q, P>): this {
     return this.add('get', path, spec);
@@ -104,15 +152,10 @@ export class ApiRouter {
     return this.add('delete', path, spec);
   }
 
-  private add<B, Q, P>(
-    method: 'get' | 'post' | 'put' | 'patch' | 'delete',
-    path: string,
-    spec: Common<B, Q, P> & Partial<WriteEndpoint<B, Q, P>> & Pick<ReadEndpoint<Q, P>, 'csv'>,
-  ): this {
+  private add<B, Q, P>(method: Method, path: string, spec: Common<B, Q, P> & Partial<WriteEndpoint<B, Q, P>> & Pick<ReadEndpoint<Q, P>, 'csv'>): this {
     // Path parameters reach SQL: each route must say what they may hold.
     if (path.includes(':') && !spec.params) throw new Error(`${method.toUpperCase()} ${path}: path parameters without a schema`);
-    const authorize: RequestHandler = (_req, res, next) => {
-      const actor = actorOf(res);
+    const authorize = (actor: Actor) => {
       const inTenant = isActingInTenant(actor);
       if (inTenant && spec.tenant === 'forbidden') throw closedToTenants();
       spec.guard?.(actor);
@@ -122,14 +165,15 @@ export class ApiRouter {
           throw new ForbiddenError('tenant_disabled', 'This tenant is disabled: it can be read but not changed.');
         }
       }
-      next();
     };
     const success = spec.status ?? (method === 'post' ? 201 : 200);
-    const run: RequestHandler = async (req, res) => {
+    const handle = async (req: Request, res: Response): Promise<void> => {
+      const actor = actorOf(res);
+      authorize(actor);
       if (spec.csv !== undefined) res.vary('Accept');
       // Validated before an Idempotency-Key is claimed: bad input is answered without a record.
       const ctx: Context<B, Q, P> = {
-        actor: actorOf(res),
+        actor,
         params: spec.params ? validate<P>(spec.params, req.params, 'params') : (req.params as P),
         query: validate<Q>(spec.query ?? EMPTY, req.query, 'query'),
         body: spec.body ? validate<B>(spec.body, req.body, 'body') : (undefined as B),
@@ -139,21 +183,32 @@ export class ApiRouter {
       };
       const work = async () => {
         const body = await spec.handler(ctx);
+        // Before the answer: the credential's next read, on any web process, sees this write.
+        if (method !== 'get') await this.reads.wrote(actor.credentialId);
         return body === undefined ? { status: 204, body: null } : { status: success, body };
       };
-      if (method !== 'post') {
+      const answer = async () => {
         const outcome = await work();
         return outcome.body instanceof CsvFile ? sendCsv(res, outcome.body) : sendOutcome(res, outcome);
-      }
+      };
+      // A read's lists, feed, usage and delivery history may come from the standby; a CSV's later pages, pulled by the
+      // socket's events, may leave the scope and read the primary, which has at least as much: either is consistent.
+      if (method === 'get') return this.reads.scoped(actor.credentialId, answer);
+      if (method !== 'post') return answer();
       await this.idempotent.respond(req, res, { scope: ctx.actor.org.id, credential: ctx.actor.credentialId }, work);
     };
     const segment = firstSegment(path);
     let group = this.groups.get(segment);
     if (!group) {
-      group = Router();
+      group = [];
       this.groups.set(segment, group);
     }
-    group[method](path, authorize, run);
+    group.push({
+      method: method.toUpperCase(),
+      name: `/v1${path}`,
+      matches: match(path.replace(/\/+$/, ''), { end: true, trailing: true, sensitive: false }),
+      handle,
+    });
     this.routes.push({
       method,
       path,

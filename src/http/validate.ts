@@ -1,14 +1,11 @@
 import type Joi from 'joi';
 import { AppError, InvalidRequestError } from '../lib/errors.js';
 
+const OPTIONS: Joi.ValidationOptions = { abortEarly: false, allowUnknown: false, convert: true, errors: { wrap: { label: '"' } } };
+
 /** Refuses unknown fields and lists every problem in `details`; returns the converted value. */
 export function validate<T>(schema: Joi.Schema, input: unknown, where: 'body' | 'query' | 'params'): T {
-  const result = schema.validate(input === undefined && where === 'body' ? {} : input, {
-    abortEarly: false,
-    allowUnknown: false,
-    convert: true,
-    errors: { wrap: { label: '"' } },
-  });
+  const result = schema.validate(input === undefined && where === 'body' ? {} : input, OPTIONS);
   const error = result.error;
   // A schema may name its own error (an id that cannot exist is a 404: see `idParams`).
   if (error instanceof AppError) throw error;

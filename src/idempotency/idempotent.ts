@@ -2,10 +2,22 @@ import type { Request, Response } from 'express';
 import { logger } from '../lib/logger.js';
 import { checkKey, RecordSecrets, type IdempotencyService, type RecordOwner, type StoredResponse } from './idempotency.service.js';
 
-/** Sends an outcome: a 204 has no body. */
+/**
+ * Sends an outcome as JSON (a 204 has no body). Not `res.json`: Express's send re-reads the app's
+ * settings and checks freshness on every answer, needless here (no ETag, no Last-Modified), and it
+ * cost an authenticated read a few percent of its CPU (docs/operations.md#benchmarks).
+ */
 export function sendOutcome(res: Response, outcome: StoredResponse): void {
-  if (outcome.status === 204) res.status(204).end();
-  else res.status(outcome.status).json(outcome.body);
+  res.statusCode = outcome.status;
+  if (outcome.status === 204) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(outcome.body);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  // Node sends no body to a HEAD request.
+  res.end(text);
 }
 
 const succeeded = (status: number) => status >= 200 && status < 300;

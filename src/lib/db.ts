@@ -17,8 +17,30 @@ export const applicationName = `ringlane ${path.basename(process.argv[1] ?? 'nod
  */
 const IDLE_CONNECTION_MS = 60_000;
 
-/** Builds a DataSource mapping `entities`, with `migrations`; the schema always comes from migrations, never `synchronize`. */
-export function createDataSource(url: string, { entities = [], migrations = [] }: Pick<DataSourceOptions, 'entities' | 'migrations'> = {}): DataSource {
+/**
+ * A pg client that an `error` event never ends the process with. pg-pool listens for errors only
+ * while a client is idle, and TypeORM only once the connection it was handed reaches its promise's
+ * `then`: a backend's last words (`terminating connection due to unexpected postmaster exit`, a
+ * primary dying) read with the message that gave the client to TypeORM, or to a holder between two
+ * statements, was an unhandled `error` that killed the worker in a failover. The failure is not
+ * lost: the holder's next statement on the client fails, and it is released with that error and
+ * dropped; an idle one is dropped by the pool.
+ */
+export class GuardedClient extends pg.Client {
+  constructor(settings?: string | pg.ClientConfig) {
+    super(settings);
+    this.on('error', (err) => logger.debug({ err: err.message }, 'a Postgres connection failed; the statement on it fails and it is replaced'));
+  }
+}
+
+/**
+ * Builds a DataSource mapping `entities`, with `migrations`; the schema always comes from migrations, never `synchronize`.
+ * `connectTimeoutMs`: how long opening a connection may take (unset: no limit, pg's default).
+ */
+export function createDataSource(
+  url: string,
+  { entities = [], migrations = [], connectTimeoutMs }: Pick<DataSourceOptions, 'entities' | 'migrations'> & { connectTimeoutMs?: number } = {},
+): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -27,15 +49,19 @@ export function createDataSource(url: string, { entities = [], migrations = [] }
     synchronize: false,
     migrationsRun: false,
     applicationName,
-    extra: { max: config.databasePoolSize, idleTimeoutMillis: IDLE_CONNECTION_MS },
+    extra: { Client: GuardedClient, max: config.databasePoolSize, idleTimeoutMillis: IDLE_CONNECTION_MS, connectionTimeoutMillis: connectTimeoutMs },
     // The pool replaces an idle connection the server closed; TypeORM's logger is off, so say it here.
     poolErrorHandler: (err: Error) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'),
   });
 }
 
-/** A pg pool of its own, for a hot path with its own SQL (named statements, one round trip each). */
-export function createPool(max: number, url = config.databaseUrl): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, application_name: applicationName, max, idleTimeoutMillis: IDLE_CONNECTION_MS });
+/**
+ * A pg pool of its own, for a hot path with its own SQL (named statements, one round trip each):
+ * on a session connection (`DATABASE_DIRECT_URL`, or `DATABASE_URL` when that is unset), where a
+ * statement prepared once stays prepared.
+ */
+export function createPool(max: number, url = config.databaseDirectUrl): pg.Pool {
+  const pool = new pg.Pool({ Client: GuardedClient, connectionString: url, application_name: applicationName, max, idleTimeoutMillis: IDLE_CONNECTION_MS });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'Postgres closed an idle pooled connection; the pool opens a new one when needed'));
   return pool;
 }
@@ -45,13 +71,15 @@ export function createPool(max: number, url = config.databaseUrl): pg.Pool {
  * EntityManager runs): Postgres parses and plans it once per connection rather than at every
  * execution, about half the server's CPU for the API's hottest write, and for a list. For the few
  * statements run per call, and every list (`listPage`, named by `statementName`); TypeORM's
- * `query()` sends every statement unnamed.
+ * `query()` sends every statement unnamed. Through a transaction pooler (`DATABASE_DIRECT_URL`
+ * set) the statement goes unnamed: PgBouncer before 1.21 hands each transaction whichever server
+ * connection is free, where a name prepared on another is unknown (or, worse, another text's).
  */
 export async function namedQuery<R>(on: DataSource | EntityManager, name: string, text: string, values: unknown[]): Promise<R[]> {
   const runner = on instanceof DataSource ? undefined : on.queryRunner;
   const client = (runner ? await runner.connect() : ((on instanceof DataSource ? on : on.connection).driver as PostgresDriver).master) as
     pg.Pool | pg.PoolClient;
-  const { rows } = await client.query<R & pg.QueryResultRow>({ name, text, values });
+  const { rows } = await client.query<R & pg.QueryResultRow>(config.databasePooled ? { text, values } : { name, text, values });
   return rows;
 }
 

@@ -1,5 +1,7 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { config } from '../config.js';
+import { prettyLine } from './log-format.js';
+import { traceLogFields, tracingOn } from './telemetry.js';
 
 /** Censored at any depth: `key`, `api_key`, `apiKey`, `idempotency-key` are keys; `key_id` and `monkey` are not. */
 const SECRET_WORD = /secret|password|passwd|token|authorization|cookie|credential|signature|(^|[_-])keys?$/;
@@ -46,7 +48,13 @@ export function serializeError(err: unknown, depth = 0): unknown {
   return out;
 }
 
-/** A logger writing to `destination` (stdout by default; tests capture it). */
+/** The active span's ids on each line written inside one (tracing on): a line leads to its trace and back. */
+const traceIds = () => traceLogFields() ?? {};
+
+/**
+ * A logger writing to `destination` (stdout by default; tests capture it). With tracing on, a
+ * line written inside a span carries its `trace_id` and `span_id`; off, no mixin runs at all.
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -54,9 +62,15 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       // pino applies this before its serializers: errors are reduced in redactSecrets, not by pino.
       serializers: { err: (err: unknown) => err },
       formatters: { log: (object) => redactSecrets(object) as Record<string, unknown> },
+      ...(tracingOn() ? { mixin: traceIds } : {}),
     },
     destination,
   );
+}
+
+/** Each JSON line written as a readable one (LOG_FORMAT=pretty; see log-format.ts). */
+function pretty(destination: DestinationStream): DestinationStream {
+  return { write: (line: string) => destination.write(prettyLine(line)) };
 }
 
 /** How long a logged line may wait in the buffer for more. */
@@ -84,4 +98,4 @@ function stdoutDestination(): DestinationStream {
 }
 
 /** The process logger; secrets never reach it (see redactSecrets). */
-export const logger = createLogger(config.logLevel, stdoutDestination());
+export const logger = createLogger(config.logLevel, config.logFormat === 'pretty' ? pretty(stdoutDestination()) : stdoutDestination());

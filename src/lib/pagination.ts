@@ -62,7 +62,8 @@ export interface ListQuery {
  * repository: scope and filters come in `query.where`.
  */
 export async function listPage<R extends Position, T>(sql: Sql, query: ListQuery, page: PageParams, present: (row: R) => T): Promise<Page<T>> {
-  const where = query.where;
+  // Extended here on a copy: a list read again (on the primary, after the standby failed it) starts from the same condition.
+  const where = query.where.copy();
   if (page.cursor) {
     const [createdAt, id] = decodeCursor(page.cursor);
     // The row comparison implies the bound on created_at; stated alone too, Postgres can skip

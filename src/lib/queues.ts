@@ -1,6 +1,7 @@
 import { Queue, type BulkJobOptions, type Job, type JobsOptions } from 'bullmq';
 import { logger } from './logger.js';
 import { isReportedRedisError, redisKey, type RedisClient } from './redis.js';
+import { queueTelemetry } from './telemetry.js';
 
 /** Job name → payload (src/jobs.ts gives one per queue). */
 export type JobMap = object;
@@ -40,7 +41,7 @@ export class JobQueue<M extends JobMap> {
 
 /** A typed producer over an existing connection. */
 export function createQueue<M extends JobMap>(name: string, connection: RedisClient): JobQueue<M> {
-  const queue = new Queue(name, { connection, prefix: queuePrefix(name), defaultJobOptions });
+  const queue = new Queue(name, { connection, prefix: queuePrefix(name), defaultJobOptions, telemetry: queueTelemetry() });
   // Without a listener BullMQ prints every re-emitted connection error to stderr; the connection logs those already.
   queue.on('error', (err) => {
     if (!isReportedRedisError(err)) logger.warn({ err, queue: name }, 'queue error');

@@ -1,4 +1,5 @@
 import { logger } from './logger.js';
+import { flushTracing } from './telemetry.js';
 
 /** Runs `stop` once on SIGTERM/SIGINT, then exits 0, or 1 on failure or after `graceMs` (platforms SIGKILL at 30 s). */
 export function onShutdown(name: string, stop: () => Promise<void>, graceMs = 25_000): void {
@@ -12,16 +13,19 @@ export function onShutdown(name: string, stop: () => Promise<void>, graceMs = 25
       process.exit(1);
     }, graceMs);
     timer.unref();
-    stop().then(
-      () => {
-        logger.info(`${name}: stopped cleanly`);
-        process.exit(0);
-      },
-      (err) => {
-        logger.error({ err }, `${name}: error while stopping`);
-        process.exit(1);
-      },
-    );
+    // The spans of the last work done are exported before the process goes.
+    stop()
+      .then(flushTracing)
+      .then(
+        () => {
+          logger.info(`${name}: stopped cleanly`);
+          process.exit(0);
+        },
+        (err) => {
+          logger.error({ err }, `${name}: error while stopping`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);

@@ -95,6 +95,14 @@ export class Where {
   toString(): string {
     return this.clauses.length ? this.clauses.join(' AND ') : 'TRUE';
   }
+
+  /** A condition of its own with this one's clauses and parameters, to extend without changing this one. */
+  copy(): Where {
+    const copy = new Where();
+    copy.clauses.push(...this.clauses);
+    copy.params.push(...this.params);
+    return copy;
+  }
 }
 
 /** A condition starting with `sql` (see `Where.and`). */

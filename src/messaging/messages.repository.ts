@@ -3,6 +3,7 @@ import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Message, type TextFailureReason, type TextStatus } from './message.entity.js';
+import { Reads } from '../lib/reads.js';
 
 const messageRow = rowShape('messages', {
   id: column<string>(),
@@ -43,11 +44,15 @@ export interface NewText {
 
 /** Recorded (and charged) first, then sent by a job; an unsent text is sent again by the sweeper (a failed one never is). */
 export class MessagesRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   list<T>(orgId: string, query: PageParams & { call_id?: string }, present: (row: MessageRow) => T): Promise<Page<T>> {
     const filters = where('org_id = ?', orgId).equal('call_id', query.call_id);
-    return listPage(this.db, { select: messageRow.select(), from: messageRow.from(), where: filters }, query, present);
+    return this.reads.run((sql) => listPage(sql, { select: messageRow.select(), from: messageRow.from(), where: filters }, query, present));
   }
 
   async insert(em: EntityManager, text: NewText): Promise<string> {

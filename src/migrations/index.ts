@@ -19,6 +19,7 @@ import { ResellerWideEndpoints1795870000000 } from './1795870000000-ResellerWide
 import { UsageBucketsCovering1795880000000 } from './1795880000000-UsageBucketsCovering.js';
 import { TenantSpendLimit1795890000000 } from './1795890000000-TenantSpendLimit.js';
 import { TenantRestrictedApiKeys1795900000000 } from './1795900000000-TenantRestrictedApiKeys.js';
+import { TraceParent1795910000000 } from './1795910000000-TraceParent.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
 export const migrations: Array<new () => MigrationInterface> = [
@@ -42,4 +43,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   UsageBucketsCovering1795880000000,
   TenantSpendLimit1795890000000,
   TenantRestrictedApiKeys1795900000000,
+  TraceParent1795910000000,
 ];

@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError } from '../lib/errors.js';
 import { column, rowShape, type Presented, type RowOf } from '../lib/sql.js';
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 import { PhoneNumber } from './phone-number.entity.js';
+import type { Reads } from '../lib/reads.js';
 
 const phoneNumberRow = rowShape('phone_numbers', {
   id: column<string>(),
@@ -28,17 +29,21 @@ export const outgoingNumberSql = (orgId: string, agentId: string) =>
 
 /** The standard resource repository, plus the reads calls and texts make. */
 export class PhoneNumbersRepository extends OrgResourceRepository<typeof phoneNumberRow.columns> {
-  constructor(db: DataSource) {
-    super(db, {
-      shape: phoneNumberRow,
-      resource: 'phone_number',
-      idPrefix: 'pn',
-      conflicts: {
-        phone_numbers_number_key: () => new ConflictError(PHONE_NUMBER_TAKEN, 'This phone number is already in use.'),
+  constructor(db: DataSource, reads?: Reads) {
+    super(
+      db,
+      {
+        shape: phoneNumberRow,
+        resource: 'phone_number',
+        idPrefix: 'pn',
+        conflicts: {
+          phone_numbers_number_key: () => new ConflictError(PHONE_NUMBER_TAKEN, 'This phone number is already in use.'),
+        },
+        // The agent was deleted between the check and the write.
+        missingReference: () => new NotFoundError('agent'),
       },
-      // The agent was deleted between the check and the write.
-      missingReference: () => new NotFoundError('agent'),
-    });
+      reads,
+    );
   }
 
   findByNumber(em: EntityManager, phoneNumber: string): Promise<PhoneNumber | null> {

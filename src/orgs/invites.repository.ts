@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Capability } from '../auth/capabilities.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
+import { Reads } from '../lib/reads.js';
 
 const INVITE = rowShape('invites', {
   id: column<string>(),
@@ -15,7 +16,11 @@ export type InviteRow = RowOf<typeof INVITE.columns>;
 
 /** The `invites` table. */
 export class InvitesRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   /**
    * One statement, safe against a concurrent invite of the same email: the unique (org_id, email) index
@@ -36,6 +41,6 @@ export class InvitesRepository {
   }
 
   list<V>(orgId: string, page: PageParams, present: (row: InviteRow) => V): Promise<Page<V>> {
-    return listPage(this.db, { select: INVITE.select(), from: INVITE.from(), where: where('org_id = ?', orgId) }, page, present);
+    return this.reads.run((sql) => listPage(sql, { select: INVITE.select(), from: INVITE.from(), where: where('org_id = ?', orgId) }, page, present));
   }
 }

@@ -4,6 +4,7 @@ import { NotFoundError, type AppError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { presentRow, SqlValue, where, Where, type Column, type ColumnMap, type Presented, type RowOf, type RowShape } from '../lib/sql.js';
+import { Reads } from '../lib/reads.js';
 
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 
@@ -69,6 +70,8 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
   constructor(
     private readonly db: DataSource,
     private readonly spec: OrgResourceSpec<M, F, W>,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
   ) {
     this.select = spec.shape.select();
     const generated: readonly string[] = GENERATED;
@@ -86,7 +89,7 @@ export class OrgResourceRepository<M extends OrgResourceColumns, F extends keyof
     for (const filter of this.spec.filters ?? []) filters.equal(filter, query[filter]);
     // RowOf<M> has the keyset (`OrgResourceColumns`), though TypeScript cannot see it through M.
     const present = (row: RowOf<M> & { id: string; created_at: Date }) => presentRow<RowOf<M>>(row);
-    return listPage(this.db, { select: this.select, from: this.spec.shape.from(), where: filters }, query, present);
+    return this.reads.run((sql) => listPage(sql, { select: this.select, from: this.spec.shape.from(), where: filters }, query, present));
   }
 
   async read(orgId: string, id: string): Promise<Presented<RowOf<M>>> {

@@ -5,6 +5,7 @@ import { listPage, type Page, type PageParams, type Sql } from '../lib/paginatio
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import { Member } from './member.entity.js';
 import { Organization } from './organization.entity.js';
+import { Reads } from '../lib/reads.js';
 
 const TENANT = rowShape('organizations', {
   id: column<string>(),
@@ -35,8 +36,8 @@ export const orgRefOf = (row: OrgRefRow): OrgRef => ({
   disabled: row.disabled,
 });
 
-/** "Is a tenant" in SQL (see `isTenant`). */
-const IS_TENANT = 'parent_id IS NOT NULL';
+/** "Is a tenant" in SQL (see `isTenant`); qualified as `o.${IS_TENANT}`. */
+export const IS_TENANT = 'parent_id IS NOT NULL';
 
 /** The one spelling of "a tenant of". */
 const tenantsOf = (resellerId: string) => where('parent_id = ?', resellerId);
@@ -76,7 +77,11 @@ const lockOption = ({ lock = false }: Locking) => (lock ? { lock: { mode: 'pessi
 
 /** `organizations` (a tenant is a row with a parent) and `members`: other domains read and write them here. */
 export class OrganizationsRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(db),
+  ) {}
 
   find(em: EntityManager, id: string, locking: Locking = {}): Promise<Organization | null> {
     return em.findOne(Organization, { where: { id }, ...lockOption(locking) });
@@ -131,12 +136,18 @@ export class OrganizationsRepository {
    * tenant), `dial` for one dialing their calls (dials share it and wait for charges). By id, after
    * the calls: the lock order of `CallEngine`.
    */
-  async lockSpendLimits(em: EntityManager, ids: string[], purpose: 'charge' | 'dial'): Promise<Map<string, bigint | null>> {
+  async lockSpendLimits(em: EntityManager, ids: string[]): Promise<Map<string, bigint | null>> {
     const rows = await em.query<Array<{ id: string; spend_limit: string | null }>>(
-      `SELECT id, monthly_spend_limit_micros AS spend_limit FROM organizations WHERE id = ANY($1) ORDER BY id ${purpose === 'charge' ? 'FOR NO KEY UPDATE' : 'FOR SHARE'}`,
+      'SELECT id, monthly_spend_limit_micros AS spend_limit FROM organizations WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE',
       [ids],
     );
     return new Map(rows.map((r) => [r.id, r.spend_limit === null ? null : BigInt(r.spend_limit)]));
+  }
+
+  /** Share-locks an organization's row for a dialing transaction; whether it is disabled, as locked. */
+  async shareLockForDial(em: EntityManager, id: string): Promise<{ disabled: boolean }> {
+    const [row] = await em.query<Array<{ disabled: boolean }>>('SELECT disabled FROM organizations WHERE id = $1 FOR SHARE', [id]);
+    return { disabled: row?.disabled !== false };
   }
 
   /** The organization's carrier provider (CONTRACT.md's carrier connection). */
@@ -205,7 +216,7 @@ export class OrganizationsRepository {
 
   listTenants<V>(resellerId: string, query: PageParams & { external_ref?: string }, present: (row: TenantRow) => V): Promise<Page<V>> {
     const condition = tenantsOf(resellerId).equal('external_ref', query.external_ref);
-    return listPage(this.db, { select: TENANT.select(), from: TENANT.from(), where: condition }, query, present);
+    return this.reads.run((sql) => listPage(sql, { select: TENANT.select(), from: TENANT.from(), where: condition }, query, present));
   }
 
   async countTenants(em: EntityManager, resellerId: string): Promise<number> {

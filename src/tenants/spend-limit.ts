@@ -98,7 +98,7 @@ export interface OrgCharge {
  */
 export class SpendLimits {
   constructor(
-    private readonly orgs: Pick<OrganizationsRepository, 'lockSpendLimits'>,
+    private readonly orgs: Pick<OrganizationsRepository, 'lockSpendLimits' | 'shareLockForDial'>,
     private readonly repository: SpendLimitsRepository,
     /** The clock of the calendar month (createRuntime's `now`). */
     private readonly now: () => Date,
@@ -108,9 +108,9 @@ export class SpendLimits {
     return spendMonth(this.now());
   }
 
-  /** In a dialing transaction, after its calls are locked: the tenant's row, shared with other dials (see the class). */
-  async lockForDial(em: EntityManager, tenantId: string): Promise<void> {
-    await this.orgs.lockSpendLimits(em, [tenantId], 'dial');
+  /** In a dialing transaction, after its calls are locked: the tenant's row, shared with other dials (see the class); whether it is disabled. */
+  lockForDial(em: EntityManager, tenantId: string): Promise<{ disabled: boolean }> {
+    return this.orgs.shareLockForDial(em, tenantId);
   }
 
   /**
@@ -130,7 +130,7 @@ export class SpendLimits {
     const ids = [...charged.keys()];
     // The limits as they are once locked: a limit changed or removed meanwhile is seen; one set on a
     // tenant that had none when the ending read it is not (docs/architecture.md: the next charge sends it).
-    const limits = await this.orgs.lockSpendLimits(em, ids, 'charge');
+    const limits = await this.orgs.lockSpendLimits(em, ids);
     const { spent, at } = await this.repository.spentBy(em, ids, month);
     const tenants = new Map<string, TenantMonth>();
     for (const [id, { payer, micros }] of charged) {

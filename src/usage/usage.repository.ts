@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { WindowParts } from './usage-window.js';
+import { Reads } from '../lib/reads.js';
 
 /** A tenant and its usage figures as the statement returns them: sums as text (they are exact integers), and the payer's currency. */
 export interface UsageFigures {
@@ -213,11 +214,15 @@ export function chargedSql(org: string, since: string, until: string): string {
  * usage figures read from them and from the source rows (calls, the ledger, texts) not rolled up yet.
  */
 export class UsageRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(dataSource),
+  ) {}
 
   /** The rollup watermark: every hour before it is complete in usage_buckets (null before the first rollup). */
   async watermark(): Promise<Date | null> {
-    const [mark] = await this.dataSource.query<Array<{ rolled_until: Date }>>('SELECT rolled_until FROM usage_watermark WHERE id = 1');
+    const [mark] = await this.reads.run((sql) => sql.query<Array<{ rolled_until: Date }>>('SELECT rolled_until FROM usage_watermark WHERE id = 1'));
     return mark ? new Date(mark.rolled_until) : null;
   }
 
@@ -259,12 +264,7 @@ export class UsageRepository {
   }
 
   private usage(tenants: TenantSet, resellerId: string, { rolled, raw }: WindowParts, tenantParams: unknown[]): Promise<UsageFigures[]> {
-    return this.dataSource.query<UsageFigures[]>(USAGE_STATEMENTS[tenants][raw.length], [
-      resellerId,
-      rolled?.[0] ?? null,
-      rolled?.[1] ?? null,
-      ...raw.flat(),
-      ...tenantParams,
-    ]);
+    const params = [resellerId, rolled?.[0] ?? null, rolled?.[1] ?? null, ...raw.flat(), ...tenantParams];
+    return this.reads.run((sql) => sql.query<UsageFigures[]>(USAGE_STATEMENTS[tenants][raw.length], params));
   }
 }

@@ -8,7 +8,7 @@ import type { DeliveryTarget } from './delivery-request.js';
  * previous secret of a rotation only while its overlap runs (the attempt checks its expiry
  * again when it is made).
  */
-const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload, ${eventTenantIdSql('ev')} AS tenant_id,
+const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_headers, ev.payload, ev.trace_parent, ${eventTenantIdSql('ev')} AS tenant_id,
   CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
   CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_expires_at END AS previous_secret_expires_at`;
 

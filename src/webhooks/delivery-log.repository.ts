@@ -4,6 +4,7 @@ import { listPage, type Page, type PageParams, type Sql } from '../lib/paginatio
 import { column, presentRow, rowShape, where, type Presented, type RowOf, type Where } from '../lib/sql.js';
 import { notifyDeliveries } from './delivery-notifications.js';
 import type { DeliveryFilters } from './webhook-deliveries.schemas.js';
+import { Reads } from '../lib/reads.js';
 
 /**
  * Brings the deliveries of endpoints just disabled or enabled in line: a disabled endpoint's wait,
@@ -89,7 +90,11 @@ function failedWhere(filter: FailedFilter, retained: HistoryRange): Where {
  * DataSource. Every statement is bounded by a range of `created_at` (see HistoryRange).
  */
 export class DeliveryLogRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The lists' server: the standby in a GET request of the API that may use it (docs/scaling.md#read-replica). */
+    private readonly reads: Reads = new Reads(dataSource),
+  ) {}
 
   /** A page of the organization's deliveries among those `retained`, newest first, with the request's filters. */
   list(orgId: string, retained: HistoryRange, query: PageParams & DeliveryFilters): Promise<Page<DeliveryView>> {
@@ -102,7 +107,9 @@ export class DeliveryLogRepository {
         event: 'd.event',
         tenant_id: 'd.tenant_id',
       });
-    return listPage(this.dataSource, { select: deliveryRow.select('d'), from: deliveryRow.from('d'), where: filters }, query, presentRow<DeliveryRow>);
+    return this.reads.run((sql) =>
+      listPage(sql, { select: deliveryRow.select('d'), from: deliveryRow.from('d'), where: filters }, query, presentRow<DeliveryRow>),
+    );
   }
 
   /** The organization's delivery with this id among those `retained`: one primary-key probe per day. */

@@ -12,6 +12,9 @@ export const RESERVED_HEADERS = [
   'webhook-signature',
   'user-agent',
   'x-ringlane-tenant-id',
+  // The delivery's span (docs/operations.md#tracing): sent only while tracing is on, never a customer's.
+  'traceparent',
+  'tracestate',
 ];
 
 /** What an attempt needs from its delivery, endpoint and event. */
@@ -32,6 +35,8 @@ export interface DeliveryTarget {
   tenant_id: string | null;
   /** The partition key (the event's `created_at`). */
   created_at: Date;
+  /** The event's call's trace (W3C traceparent), while tracing was on when the call was placed. */
+  trace_parent?: string | null;
   /** Send slot in ms after the claim statement ended (may be negative); null/absent: at once. */
   wait_ms?: number | null;
 }

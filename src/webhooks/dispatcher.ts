@@ -1,12 +1,13 @@
 import { exactly, type HistoryRange } from '../history/history-range.js';
 import { logger } from '../lib/logger.js';
+import { inSpan } from '../lib/telemetry.js';
 import type { AttemptRecorder, AttemptReport } from './attempt-recorder.js';
 import type { RecordedAttempt } from './attempts.repository.js';
 import type { DeliveryClaimsRepository } from './delivery-claims.repository.js';
 import { attemptError, decide, type RetryPolicy } from './delivery-decision.js';
 import { DeliveryLanes } from './delivery-lanes.js';
 import { notifiedEndpoints } from './delivery-notifications.js';
-import { prepareRequest, type DeliveryTarget } from './delivery-request.js';
+import { prepareRequest, type DeliveryTarget, type PreparedRequest } from './delivery-request.js';
 import type { DeliverySender } from './delivery-send.js';
 
 export interface DispatcherSettings {
@@ -251,12 +252,34 @@ export class Dispatcher {
     logger.error({ err, deliveryId: target.delivery_id }, 'webhooks: attempt not recorded; its lease ends and it is tried again');
   }
 
-  /** Prepare, send and decide; resolves with the answer once it came, and when it will be recorded. */
-  private async answer(target: DeliveryTarget): Promise<{ report: AttemptReport; recorded: Promise<void> }> {
-    const request = prepareRequest(target);
+  /**
+   * Prepare, send and decide; resolves with the answer once it came, and when it will be recorded.
+   * Tracing on, the attempt is a `webhook delivery` span in its call's trace, and the receiver gets
+   * that span as its `traceparent`.
+   */
+  private answer(target: DeliveryTarget): Promise<{ report: AttemptReport; recorded: Promise<void> }> {
+    const attempt = target.attempt_count + 1;
+    const attributes = { 'ringlane.delivery_id': target.delivery_id, 'ringlane.endpoint_id': target.endpoint_id, 'ringlane.attempt': attempt };
+    return inSpan('webhook delivery', { parent: target.trace_parent, kind: 'client', attributes }, async (span) => {
+      const request = prepareRequest(target);
+      if (span) request.headers.traceparent = span.traceparent;
+      const answered = await this.send(target, request, attempt);
+      const { result, decision } = answered.report;
+      span?.set({
+        'ringlane.event_type': typeof target.payload.event === 'string' ? target.payload.event : null,
+        'http.response.status_code': 'status' in result ? result.status : null,
+        'ringlane.duration_ms': result.durationMs,
+        'ringlane.outcome': result.kind,
+        'ringlane.delivery_status': decision.status,
+      });
+      return answered;
+    });
+  }
+
+  private async send(target: DeliveryTarget, request: PreparedRequest, attempt: number): Promise<{ report: AttemptReport; recorded: Promise<void> }> {
     const result = await this.sender.send(request);
     this.noteAnswer(target.endpoint_id, result.durationMs);
-    const decision = decide(result, target.attempt_count + 1, this.settings.policy);
+    const decision = decide(result, attempt, this.settings.policy);
     const recorded: RecordedAttempt = {
       deliveryId: target.delivery_id,
       deliveryCreatedAt: target.created_at,

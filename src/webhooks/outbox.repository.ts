@@ -11,6 +11,14 @@ export interface EndpointMatch {
   org_id: string;
 }
 
+/** An event the relay took, with its call's trace (null: tracing was off, or not a call's event). */
+export interface UnrelayedEvent {
+  id: string;
+  created_at: Date;
+  event: string;
+  trace_parent: string | null;
+}
+
 /**
  * The relay's statements: the outbox, `call_events` (call events, written by the engine in the
  * statement that changes their call, and operational events, each written with its change), read
@@ -39,9 +47,9 @@ export class OutboxRepository {
   }
 
   /** Takes (FOR UPDATE, skipping those others hold) up to `limit` events in `range` not relayed yet, oldest first. */
-  lockUnrelayed(em: EntityManager, range: HistoryRange, limit: number): Promise<Array<{ id: string; created_at: Date }>> {
+  lockUnrelayed(em: EntityManager, range: HistoryRange, limit: number): Promise<UnrelayedEvent[]> {
     return em.query(
-      `SELECT id, created_at FROM call_events WHERE relayed_at IS NULL AND ${inRange('created_at', '$1', '$2')}
+      `SELECT id, created_at, event, trace_parent FROM call_events WHERE relayed_at IS NULL AND ${inRange('created_at', '$1', '$2')}
         ORDER BY created_at, sequence LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
       [range.from, range.to],
     );

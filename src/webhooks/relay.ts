@@ -3,8 +3,9 @@ import { config } from '../config.js';
 import { rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
 import { applicationName } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
+import { inSpan } from '../lib/telemetry.js';
 import { listen, type Listener } from '../lib/pg-listen.js';
-import type { OutboxRepository } from './outbox.repository.js';
+import type { EndpointMatch, OutboxRepository, UnrelayedEvent } from './outbox.repository.js';
 import { notifyDeliveries, notifyPayload } from './delivery-notifications.js';
 
 /** Events per relay transaction; a full batch means more are waiting. */
@@ -58,20 +59,42 @@ export class Relay {
    * is unique, so a crashed relay never delivers an event twice to one endpoint.
    */
   private async relayBatch(range: HistoryRange): Promise<number> {
-    const { events } = await this.dataSource.transaction(async (em) => {
+    const { events, matches, batchSpan } = await this.dataSource.transaction(async (em) => {
       const events = await this.outbox.lockUnrelayed(em, range, RELAY_BATCH);
-      if (events.length === 0) return { events };
-      const ids = events.map((e) => e.id);
-      const batch = spanning(events.map((e) => e.created_at));
-      const matches = await this.outbox.matchingEndpoints(em, ids, batch);
-      if (matches.length) {
-        await this.outbox.fanOut(em, matches, batch);
-        await notifyDeliveries(em, notifyPayload(matches.map((m) => m.endpoint_id)));
-      }
-      await this.outbox.markRelayed(em, ids, batch);
-      return { events };
+      if (events.length === 0) return { events, matches: [], batchSpan: null };
+      // Tracing on, a batch is a span linked to the calls it serves (no span for an empty look).
+      const links = events.map((e) => e.trace_parent);
+      return inSpan('relay batch', { links, attributes: { 'ringlane.events': events.length } }, async (span) => {
+        const ids = events.map((e) => e.id);
+        const batch = spanning(events.map((e) => e.created_at));
+        const matches = await this.outbox.matchingEndpoints(em, ids, batch);
+        if (matches.length) {
+          await this.outbox.fanOut(em, matches, batch);
+          await notifyDeliveries(em, notifyPayload(matches.map((m) => m.endpoint_id)));
+        }
+        await this.outbox.markRelayed(em, ids, batch);
+        span?.set({ 'ringlane.deliveries': matches.length });
+        return { events, matches, batchSpan: span?.traceparent ?? null };
+      });
     });
+    // Once committed: a rolled-back batch relayed nothing.
+    if (batchSpan) await relayedInTraces(events, matches, batchSpan);
     return events.length;
+  }
+}
+
+/**
+ * A `relay event` span in each call's trace, under the call's context and linked to the batch
+ * span: a call's trace shows when its event was relayed and into how many deliveries, however
+ * many calls the batch served (a span keeps only its first 128 links).
+ */
+async function relayedInTraces(events: UnrelayedEvent[], matches: EndpointMatch[], batchSpan: string): Promise<void> {
+  const deliveries = new Map<string, number>();
+  for (const m of matches) deliveries.set(m.event_id, (deliveries.get(m.event_id) ?? 0) + 1);
+  for (const event of events) {
+    if (!event.trace_parent) continue;
+    const attributes = { 'ringlane.event_id': event.id, 'ringlane.event_type': event.event, 'ringlane.deliveries': deliveries.get(event.id) ?? 0 };
+    await inSpan('relay event', { parent: event.trace_parent, links: [batchSpan], attributes }, () => Promise.resolve());
   }
 }
 
@@ -96,7 +119,7 @@ export class RelayLoop {
   async start(): Promise<void> {
     // Events committed while the LISTEN connection was away notified no one: look at once.
     const look = () => this.wake?.();
-    this.listener = await listen(config.databaseUrl, 'call_events', look, { onReconnect: look, applicationName });
+    this.listener = await listen(config.databaseDirectUrl, 'call_events', look, { onReconnect: look, applicationName });
     if (!this.stopping) this.loop = this.run();
   }
 

@@ -4,6 +4,7 @@ import { column, rowShape, SqlValue, type Presented, type RowOf } from '../lib/s
 import { OrgResourceRepository } from '../orgs/org-resource.repository.js';
 import type { TenantEvents } from './webhook-endpoint.entity.js';
 import type { WebhookEndpointChanges, WebhookEndpointInput, WebhookEndpointsQuery } from './webhook-endpoints.schemas.js';
+import type { Reads } from '../lib/reads.js';
 
 /** Never selects the secret (write-only), only whether there is one. */
 const endpointRow = rowShape('webhook_endpoints', {
@@ -49,8 +50,11 @@ const NO_PREVIOUS_SECRET = { previous_secret: null, previous_secret_expires_at: 
 export class WebhookEndpointsRepository {
   private readonly table: OrgResourceRepository<typeof endpointRow.columns, never, typeof writeOnly>;
 
-  constructor(private readonly dataSource: DataSource) {
-    this.table = new OrgResourceRepository(dataSource, { shape: endpointRow, resource: 'webhook_endpoint', idPrefix: 'whe', writeOnly });
+  constructor(
+    private readonly dataSource: DataSource,
+    reads?: Reads,
+  ) {
+    this.table = new OrgResourceRepository(dataSource, { shape: endpointRow, resource: 'webhook_endpoint', idPrefix: 'whe', writeOnly }, reads);
   }
 
   /** snake_case name, as in 404 `webhook_endpoint_not_found`. */

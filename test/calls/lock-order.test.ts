@@ -133,7 +133,10 @@ describe('one lock order for calls, organizations and the ledger (docs/architect
     let tableOrder: DataSource;
     let sweeping: Runtime;
     before(async () => {
-      const url = new URL(config.databaseUrl);
+      // A session setting sent at connection start: on a session connection (DATABASE_DIRECT_URL
+      // in the PgBouncer pass, which refuses the startup parameter `options`, and whose server
+      // connections each transaction may land on would not have it).
+      const url = new URL(config.databaseDirectUrl);
       url.searchParams.set('options', '-c enable_indexscan=off');
       tableOrder = await openDatabase(url.toString()).initialize();
       sweeping = createRuntime({ db: tableOrder, redis: redisForTests() });
@@ -190,6 +193,33 @@ describe('one lock order for calls, organizations and the ledger (docs/architect
     // 3 s at the reseller's 0.60 a minute.
     expect(expectStatus(await owner.as.get(`/v1/tenants/${tenant.id}/limits`), 200).body.spent_this_month).to.equal('0.030000');
   });
+
+  for (const spendLimit of [null, '50.00']) {
+    it(`a dial of a tenant's calls${spendLimit ? ' (within a spend limit)' : ''} while the tenant is being disabled: it waits for the disable and dials nothing`, async () => {
+      const owner = await reseller();
+      const tenant = await createTenant(owner);
+      const inside = owner.inside(tenant.id);
+      if (spendLimit) expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}/limits`, { monthly_spend_limit: spendLimit }), 200);
+      const target = await agentAndContact(inside);
+      const calls = [await place(inside, target), await place(inside, target)];
+
+      // A disable in flight (its row written, not yet committed), as a dispatch that read the tenant
+      // enabled a moment before goes on to dial its calls.
+      await holder.query('BEGIN');
+      await holder.query('UPDATE organizations SET disabled = true, disabled_at = now() WHERE id = $1', [tenant.id]);
+      const dialing = runtime.engine.dial(calls, new Map(), spendLimit ? tenant.id : null);
+      await waitingFor('%FROM organizations%FOR SHARE%', 1, dialing);
+      await holder.query('COMMIT');
+      await dialing;
+
+      const rows = await db.query<Array<{ status: string; dialed_at: Date | null }>>('SELECT status, dialed_at FROM calls WHERE id = ANY($1)', [calls]);
+      // Left for the tenant's apply-state job, which ends them tenant_disabled (not a spend limit's refusal).
+      expect(rows).to.deep.equal([
+        { status: 'queued', dialed_at: null },
+        { status: 'queued', dialed_at: null },
+      ]);
+    });
+  }
 
   it('two batches charging the same two payers (the ledger’s balance trigger), each one’s calls in the other order by id', async () => {
     const plain = await voiceOrg();

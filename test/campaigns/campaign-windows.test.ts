@@ -56,13 +56,20 @@ async function runningCampaign(phoneNumbers: string[], options: Options = {}): P
   return { caller, campaignId: campaign.id, numbers };
 }
 
-/** Waits until the campaign has placed `count` calls and all have ended; returns the numbers called, in order. */
+/**
+ * Waits until the campaign has placed `count` calls and all have ended; returns the numbers called,
+ * in order. Calls placed by one tick share their `created_at` (and ids are random): those come in
+ * the campaign's contact order.
+ */
 async function calledNumbers(setup: Setup, count: number): Promise<string[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const calls: any[] = expectStatus(await setup.caller.get(`/v1/calls?campaign_id=${setup.campaignId}&limit=100`), 200).body.data;
-    if (calls.length === count && calls.every((c) => (TERMINAL_STATUSES as readonly string[]).includes(c.status)))
-      return calls.reverse().map((c) => setup.numbers.get(c.contact_id)!);
+    if (calls.length === count && calls.every((c) => (TERMINAL_STATUSES as readonly string[]).includes(c.status))) {
+      const position = [...setup.numbers.keys()];
+      const placed = (c: any) => [Date.parse(c.created_at), position.indexOf(c.contact_id)];
+      return calls.sort((a, b) => placed(a)[0] - placed(b)[0] || placed(a)[1] - placed(b)[1]).map((c) => setup.numbers.get(c.contact_id)!);
+    }
     expect(calls.length, 'calls placed').to.be.at.most(count);
     if (Date.now() > deadline) throw new Error(`${calls.length} calls of ${count}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -75,9 +75,9 @@ export interface TestOrg {
   body: any;
 }
 
-/** Creates an organization through the operator's admin API; returns its owner key. */
-export async function createOrg(fields: Record<string, unknown> = {}): Promise<TestOrg> {
-  const res = await request(await app())
+/** Creates an organization through the operator's admin API (of the shared app, or of a real web process at `baseUrl`); returns its owner key. */
+export async function createOrg(fields: Record<string, unknown> = {}, baseUrl?: string): Promise<TestOrg> {
+  const res = await request(baseUrl ?? (await app()))
     .post('/admin/v1/orgs')
     .set('Authorization', operator())
     .send({ name: 'Test Org', ...fields })

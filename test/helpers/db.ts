@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { openDatabase } from '../../src/runtime.js';
 
 /**
@@ -5,3 +6,22 @@ import { openDatabase } from '../../src/runtime.js';
  * connected and closed by the root hooks.
  */
 export const db = openDatabase();
+
+/** `url` naming the database `name`, as `user` when given. */
+function renamed(url: string, name: string, user?: string): string {
+  const other = new URL(url);
+  other.pathname = `/${name}`;
+  if (user) other.username = user;
+  return other.toString();
+}
+
+/**
+ * The environment that points a service process at the database `name` (as `user`, when given)
+ * the way this run reaches its own: DATABASE_URL, and in the PgBouncer pass DATABASE_DIRECT_URL.
+ */
+export function databaseEnv(name: string, user?: string): Record<string, string> {
+  return {
+    DATABASE_URL: renamed(config.databaseUrl, name, user),
+    ...(config.databasePooled ? { DATABASE_DIRECT_URL: renamed(config.databaseDirectUrl, name, user) } : {}),
+  };
+}

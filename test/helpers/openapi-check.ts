@@ -57,13 +57,16 @@ export function checkResponses(document: () => Json): RequestHandler {
     const operation = compiled.operations.find((op) => op.method === method && op.pattern.test(path));
     if (!operation) return next();
     const { validatorAt } = compiled;
-    let body: unknown;
-    const json = res.json.bind(res);
-    res.json = (value: unknown) => {
-      body = value;
-      return json(value);
-    };
+    // What was sent, as sent: a JSON answer is written whole by its last call to `end`.
+    let sent: string | Buffer | undefined;
+    const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+    res.end = ((...args: unknown[]) => {
+      if (typeof args[0] === 'string' || Buffer.isBuffer(args[0])) sent = args[0];
+      return end(...args);
+    }) as typeof res.end;
     res.on('finish', () => {
+      const isJson = /^application\/json\b/.test(String(res.getHeader('content-type') ?? ''));
+      const body: unknown = isJson && sent !== undefined ? JSON.parse(String(sent)) : undefined;
       const route = `${req.method} ${operation.template} (${req.originalUrl})`;
       const status = String(res.statusCode);
       const declared = operation.responses[status];

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 
 /**
  * Ports handed out below the kernel's ephemeral range (32768-60999 on Linux): a port from that
@@ -26,12 +27,70 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Starts a TypeScript entry point as a real process with this test run's environment. */
+/**
+ * Every process a test started, with the test file it belongs to (see `strayProcesses`): the one
+ * on the stack that started it, or, when it was started by a helper's hook (`withCallsWorker`),
+ * the file of the next test, which that hook ran for.
+ */
+const started = new Map<ChildProcess, { entry: string; file: string | null }>();
+
+/** A test file's path relative to the repository, from an absolute path or a stack frame's URL. */
+export function testFileOf(location: string): string | null {
+  const file = location.match(/(\/[^\s:()]+\.test\.ts)/)?.[1];
+  return file ? path.relative(process.cwd(), file) : null;
+}
+
+/** The test file among the callers (a helper's caller's caller, maybe); null when none is. */
+function callingTestFile(): string | null {
+  for (const line of (new Error().stack ?? '').split('\n')) {
+    const file = testFileOf(line);
+    if (file) return file;
+  }
+  return null;
+}
+
+/** Starts a TypeScript entry point as a real process with this test run's environment, preloaded as the Procfile's are. */
 export function startProcess(entry: string, env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './src/lib/telemetry-preload.ts', entry], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.set(child, { entry, file: callingTestFile() });
+  child.once('exit', () => started.delete(child));
+  return child;
+}
+
+/**
+ * Processes another test file started and left running, as `currentFile`'s test begins: they
+ * share the run's database and Redis prefix, so a leftover worker takes the next file's jobs and
+ * deliveries (a webhooks worker without tracing, say, delivering what the tracing test waits to
+ * see traced). A process its test signalled (`kill` without waiting for the exit) is given 5 s to
+ * go. Each other one is SIGKILLed here, so the tests after it are not disturbed, and named, so
+ * the run fails (test/helpers/root-hooks.ts). `currentFile` null: the run is ending, and whatever
+ * still runs was left.
+ */
+export async function strayProcesses(currentFile: string | null): Promise<string[]> {
+  const strays: string[] = [];
+  for (const [child, owner] of started) {
+    owner.file ??= currentFile;
+    if (owner.file === currentFile || hasExited(child)) continue;
+    if (child.killed && (await exitsWithin(child, 5000))) continue;
+    strays.push(
+      `${owner.entry} (pid ${child.pid}), started by ${owner.file ?? 'a hook'}, still running ${currentFile ? `when ${currentFile} began` : 'when the run ended'}`,
+    );
+    child.kill('SIGKILL');
+    started.delete(child);
+  }
+  return strays;
+}
+
+/** Whether `child` exits within `ms`. */
+async function exitsWithin(child: ChildProcess, ms: number): Promise<boolean> {
+  if (hasExited(child)) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const exited = await Promise.race([once(child, 'exit').then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  return exited;
 }
 
 /** Resolves once `url` answers 200, polling every 50 ms for up to `timeoutMs`. */
@@ -118,11 +177,15 @@ export function tailOf(service: Service): string {
   return `--- ${service.kind} (pid ${child.pid}, exit ${child.exitCode ?? child.signalCode ?? 'running'}) ---\n${service.log.join('').slice(-3000)}`;
 }
 
-/** Starts a service process (LOG_LEVEL info plus `env`); resolves once it logged its ready line. */
-export async function startService(kind: ServiceKind, env: Record<string, string> = {}): Promise<Service> {
+/**
+ * Starts a service process (LOG_LEVEL info plus `env`); resolves once it logged its ready line.
+ * `spawned` is told of it at once, before it is ready.
+ */
+export async function startService(kind: ServiceKind, env: Record<string, string> = {}, spawned?: (service: Service) => void): Promise<Service> {
   const { entry, ready } = SERVICES[kind];
   const child = startProcess(entry, { LOG_LEVEL: 'info', ...env });
   const service: Service = { kind, child, log: [] };
+  spawned?.(service);
   const keep = (d: Buffer) => {
     service.log.push(d.toString());
     if (service.log.length > 200) service.log.splice(0, service.log.length - 200);
@@ -161,10 +224,13 @@ export async function startService(kind: ServiceKind, env: Record<string, string
 export class ServiceProcesses {
   readonly running: Service[] = [];
 
-  async start(kind: ServiceKind, env: Record<string, string> = {}): Promise<Service> {
-    const service = await startService(kind, env);
-    this.running.push(service);
-    return service;
+  /**
+   * Recorded as soon as it is spawned: when a start of several at once fails, the others, still
+   * starting, are stopped with the rest rather than left running for the tests after (where a
+   * leftover webhooks worker claims their deliveries).
+   */
+  start(kind: ServiceKind, env: Record<string, string> = {}): Promise<Service> {
+    return startService(kind, env, (service) => this.running.push(service));
   }
 
   async stopAll(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -187,5 +253,16 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
       throw new Error(`${what}: not within ${timeoutMs} ms; ${typeof state === 'string' ? state : JSON.stringify(state)}`);
     }
     await sleep(pollMs);
+  }
+}
+
+/** Polls `read` until `done` holds of its value; returns that value. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -15,7 +15,8 @@ export async function withUpgrade(
   migration: new () => MigrationInterface,
   test: (dbs: { before: DataSource; upgraded: DataSource }) => Promise<void>,
 ): Promise<void> {
-  const url = new URL(config.databaseUrl);
+  // Directly: migrations run on a session connection (see scripts/migrate.ts).
+  const url = new URL(config.databaseDirectUrl);
   url.pathname = `${url.pathname}_${suffix}`;
   await ensureDatabase(url.toString());
   const options = createDataSource(url.toString()).options;
@@ -28,7 +29,7 @@ export async function withUpgrade(
   } finally {
     await before.destroy();
     await upgraded.destroy();
-    const admin = new pg.Client({ connectionString: config.databaseUrl });
+    const admin = new pg.Client({ connectionString: config.databaseDirectUrl });
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS "${url.pathname.slice(1)}" WITH (FORCE)`);
     await admin.end();

@@ -68,10 +68,13 @@ export function uniquePhone(): string {
   return `${place.prefix}${place.lead}${String(process.pid % 1000).padStart(3, '0')}${String(phoneCounter++).padStart(4, '0')}`;
 }
 
-/** An organization with money, rates, one agent and `contacts` contacts, made through the API. */
-export async function voiceOrg(options: { contacts?: number; fields?: Record<string, unknown> } = {}): Promise<VoiceOrg> {
-  const org = await createOrg({ balance: '100.00', rates: { per_minute: '0.120000', per_text: '0.010000' }, ...options.fields });
-  const api = await app();
+/**
+ * An organization with money, rates, one agent and `contacts` contacts, made through the API: the
+ * shared app's, or a real web process's at `baseUrl`.
+ */
+export async function voiceOrg(options: { contacts?: number; fields?: Record<string, unknown>; baseUrl?: string } = {}): Promise<VoiceOrg> {
+  const org = await createOrg({ balance: '100.00', rates: { per_minute: '0.120000', per_text: '0.010000' }, ...options.fields }, options.baseUrl);
+  const api = options.baseUrl ?? (await app());
   const agent = await request(api).post('/v1/agents').set('Authorization', bearer(org.key)).send({ name: 'Ava' }).expect(201);
   const contactIds: string[] = [];
   for (let i = 0; i < (options.contacts ?? 1); i++) {
@@ -108,6 +111,26 @@ export async function placeCall(org: VoiceOrg, simulate: Record<string, unknown>
 }
 
 const TERMINAL: readonly string[] = TERMINAL_STATUSES;
+
+/** Rows of a query on some database: the run's (`db.query`), or a server of the test's own. */
+export type Query = (sql: string, values: unknown[]) => Promise<any[]>;
+
+/**
+ * Each call charged exactly once, by exactly its recorded charge, and a call recorded uncharged
+ * (never answered) not at all: the ledger's call lines compared with the calls.
+ */
+export async function expectChargedOnce(query: Query, calls: Array<{ id: string; status: string; charge: string }>): Promise<void> {
+  const ledger: Array<{ reference: string; n: number; amount: string }> = await query(
+    `SELECT reference, count(*)::int AS n, (-sum(amount_micros))::text AS amount FROM ledger_entries WHERE kind = 'call' AND reference = ANY($1) GROUP BY reference`,
+    [calls.map((c) => `call:${c.id}`)],
+  );
+  const charged = new Map(ledger.map((l) => [l.reference.slice('call:'.length), l]));
+  for (const call of calls) {
+    const entry = charged.get(call.id);
+    if (call.charge === '0') expect(entry, `${call.id} (${call.status}) is not charged`).to.equal(undefined);
+    else expect(entry, `${call.id} charged once`).to.deep.include({ n: 1, amount: call.charge });
+  }
+}
 
 /** Polls until every call is in a terminal status; returns them as the API shows them. */
 export async function waitForCalls(org: TestOrg, ids: string[], timeoutMs = 20_000, headers: Record<string, string> = {}): Promise<any[]> {

@@ -17,7 +17,7 @@ describe('health', () => {
     const res = await request(await app())
       .get('/readyz')
       .expect(200);
-    expect(res.body).to.deep.equal({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+    expect(res.body).to.deep.equal({ status: 'ready', checks: { postgres: 'ok', redis: 'ok', replica: 'not configured' } });
   });
 });
 

@@ -28,6 +28,16 @@ describe('config', () => {
     for (const value of ['-1', 'forever', '']) expect(() => loadConfig({ EVENT_RETENTION_DAYS: value }), value).to.throw(/EVENT_RETENTION_DAYS/);
   });
 
+  it('DATABASE_REPLICA_URL: no replica unless set (set empty: none); DATABASE_REPLICA_MAX_LAG_MS 1000 unless set', () => {
+    expect(loadConfig({}).replica).to.equal(null);
+    expect(loadConfig({ DATABASE_REPLICA_URL: '' }).replica).to.equal(null);
+    const url = 'postgres://reader@10.0.0.7:5432/ringlane';
+    expect(loadConfig({ DATABASE_REPLICA_URL: url }).replica).to.deep.equal({ url, maxLagMs: 1000 });
+    expect(loadConfig({ DATABASE_REPLICA_URL: url, DATABASE_REPLICA_MAX_LAG_MS: '250' }).replica).to.deep.equal({ url, maxLagMs: 250 });
+    expect(() => loadConfig({ DATABASE_REPLICA_URL: 'redis://10.0.0.7:6379' })).to.throw(/DATABASE_REPLICA_URL/);
+    for (const value of ['-1', '1.5', 'soon']) expect(() => loadConfig({ DATABASE_REPLICA_MAX_LAG_MS: value }), value).to.throw(/DATABASE_REPLICA_MAX_LAG_MS/);
+  });
+
   it('refuses private webhook networks by default in production only', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).webhook.allowPrivateNetworks).to.equal(false);
     expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).webhook.allowPrivateNetworks).to.equal(true);
@@ -60,6 +70,21 @@ describe('config', () => {
     expect(c.databaseUrlExplicit).to.equal(true);
     expect(c.operatorToken).to.equal('a-long-operator-token');
     expect(c.sim.secondMs).to.equal(5);
+  });
+
+  it('DATABASE_DIRECT_URL: unset (or empty), DATABASE_URL serves for everything; set, DATABASE_URL is a transaction pooler', () => {
+    const plain = loadConfig({ DATABASE_URL: 'postgres://u@db:5432/x' });
+    expect([plain.databaseDirectUrl, plain.databasePooled]).to.deep.equal(['postgres://u@db:5432/x', false]);
+    expect(loadConfig({}).databaseDirectUrl).to.equal(DEFAULT_DATABASE_URL);
+    const empty = loadConfig({ DATABASE_URL: 'postgres://u@db:5432/x', DATABASE_DIRECT_URL: '' });
+    expect([empty.databaseDirectUrl, empty.databasePooled]).to.deep.equal(['postgres://u@db:5432/x', false]);
+    const pooled = loadConfig({ DATABASE_URL: 'postgres://u@bouncer:6432/x', DATABASE_DIRECT_URL: 'postgres://u@db:5432/x' });
+    expect([pooled.databaseUrl, pooled.databaseDirectUrl, pooled.databasePooled]).to.deep.equal([
+      'postgres://u@bouncer:6432/x',
+      'postgres://u@db:5432/x',
+      true,
+    ]);
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: 'mysql://db/x' })).to.throw(/DATABASE_DIRECT_URL/);
   });
 
   it('names every bad variable at once', () => {

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { db } from '../helpers/db.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { bearer, createOrg } from '../helpers/api.js';
-import { freePort, startProcess, waitForHttp } from '../helpers/processes.js';
+import { freePort, startProcess, stopProcess, waitForHttp } from '../helpers/processes.js';
 
 // Values a log must never show; each is sent in a request that fails on our side.
 const SECRET = 'whsec_c2VjcmV0LW5ldmVyLWxvZ2dlZC0xMjM0NTY3OA==';
@@ -72,7 +72,7 @@ describe('nothing secret is logged (issue 9)', () => {
         expect(output, 'the log').to.not.contain(secret);
       }
     } finally {
-      web.kill('SIGKILL');
+      await stopProcess(web, 'SIGKILL');
       await db.query('DROP TRIGGER IF EXISTS test_fail_webhook_endpoints ON webhook_endpoints');
       await db.query('DROP TRIGGER IF EXISTS test_fail_contacts ON contacts');
     }

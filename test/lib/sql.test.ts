@@ -11,6 +11,13 @@ describe('SQL building blocks (src/lib/sql.ts)', () => {
     expect(condition.param('next')).to.equal('$4');
   });
 
+  it('a copy of a condition is extended apart: the original keeps its clauses and parameters (a list read again starts from it)', () => {
+    const original = where('org_id = ?', 'org_1');
+    const copy = original.copy().and('id < ?', 'x');
+    expect([String(copy), copy.params]).to.deep.equal(['org_id = $1 AND id < $2', ['org_1', 'x']]);
+    expect([String(original), original.params]).to.deep.equal(['org_id = $1', ['org_1']]);
+  });
+
   it('refuses a clause whose placeholders and values differ in number, instead of binding the wrong values', () => {
     expect(() => where('org_id = ? AND id = ?', 'org_1')).to.throw(/2 placeholder\(s\) but 1 value/);
     expect(() => where("payload ? 'outcome' AND org_id = ?", 'org_1')).to.throw(/2 placeholder\(s\) but 1 value/);

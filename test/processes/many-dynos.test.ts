@@ -10,7 +10,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server.js';
 import { SCHEDULERS, schedulersIn } from '../helpers/schedulers.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
-import { maxOverlap, uniquePhone, voiceOrg } from '../helpers/voice.js';
+import { expectChargedOnce, maxOverlap, uniquePhone, voiceOrg } from '../helpers/voice.js';
 
 const DYNOS = 2;
 
@@ -135,16 +135,7 @@ describe(`the Procfile at ${DYNOS} processes of every kind`, function () {
     expect(callsOf(direct.id).map((c) => c.status)).to.deep.equal(Array(32).fill('completed'));
 
     // Each call charged exactly once, by exactly its recorded charge (none for a call never answered).
-    const ledger: Array<{ reference: string; n: number; amount: string }> = await db.query(
-      `SELECT reference, count(*)::int AS n, (-sum(amount_micros))::text AS amount FROM ledger_entries WHERE kind = 'call' AND reference = ANY($1) GROUP BY reference`,
-      [calls.map((c) => `call:${c.id}`)],
-    );
-    const charged = new Map(ledger.map((l) => [l.reference.slice('call:'.length), l]));
-    for (const call of calls) {
-      const entry = charged.get(call.id);
-      if (call.charge === '0') expect(entry, `${call.id} (${call.status}) is not charged`).to.equal(undefined);
-      else expect(entry, `${call.id} charged once`).to.deep.include({ n: 1, amount: call.charge });
-    }
+    await expectChargedOnce((sql, values) => db.query(sql, values), calls);
 
     // Usage of each tenant equals what the ledger charged the reseller for it.
     for (const tenant of tenants) {

@@ -8,8 +8,10 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { config } from '../../src/config.js';
 import { migrations } from '../../src/migrations/index.js';
+import { databaseEnv } from '../helpers/db.js';
 import { exitCodeOf, freePort, SERVICES, waitForHttp, waitUntil } from '../helpers/processes.js';
 import { unreachableRedis } from '../helpers/redis.js';
+import { withoutColours } from '../helpers/terminal.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);
@@ -61,7 +63,7 @@ function expectNoErrors(supervisor: Supervisor): void {
 }
 
 async function adminQuery(sql: string): Promise<pg.QueryResult> {
-  const admin = new URL(config.databaseUrl);
+  const admin = new URL(config.databaseDirectUrl);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
@@ -127,6 +129,38 @@ describe('npm start (the supervisor)', function () {
     expectNoErrors(supervisor);
   });
 
+  it('in a terminal (a pseudo-terminal of util-linux `script`) every process prints readable coloured lines behind its bold name, not JSON; Ctrl-C stops all', async () => {
+    const port = await freePort();
+    const { LOG_FORMAT: _unset, ...env } = process.env;
+    // `exec`: script(1) runs the command through $SHELL, and a shell left waiting in between (dash,
+    // CI's /bin/sh) would itself die of the Ctrl-C (exit 130) whatever the supervisor does.
+    const command = `exec ${process.execPath} --import tsx scripts/start.ts`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      env: { ...env, ...redis.env, SHELL: '/bin/sh', PORT: String(port), LOG_LEVEL: 'info' },
+      detached: true,
+    });
+    const chunks: string[] = [];
+    child.stdout.on('data', (d: Buffer) => chunks.push(d.toString()));
+    const supervisor: Supervisor = { child, out: () => chunks.join(''), err: () => '' };
+    supervisors.push(supervisor);
+    const lines = () => withoutColours(supervisor.out()).split(/\r?\n/);
+    const started = (kind: (typeof KINDS)[number]) => lines().some((line) => line.startsWith(`[${kind}] `) && line.includes(SERVICES[kind].ready));
+    await waitUntil(
+      'every process started',
+      async () => KINDS.every(started),
+      60_000,
+      () => supervisor.out(),
+    );
+    for (const kind of KINDS) {
+      expect(supervisor.out()).to.include(`\x1b[1m[${kind}]\x1b[0m `);
+      const own = lines().filter((line) => line.startsWith(`[${kind}] `));
+      for (const line of own) expect(line).to.match(new RegExp(`^\\[${kind}\\] \\d\\d:\\d\\d:\\d\\d\\.\\d{3} (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) \\S`));
+    }
+    expect(supervisor.out()).to.include('\x1b[32mINFO ');
+    child.stdin.write('\x03'); // Ctrl-C at the terminal
+    expect(await exitCodeOf(child), supervisor.out()).to.equal(0);
+  });
+
   it("web and calls, which take in new work, run at CPU niceness INTAKE_NICE when it is set; relay and webhooks at the supervisor's", async () => {
     const port = await freePort();
     const supervisor = startSupervisor({ ...process.env, ...redis.env, PORT: String(port), LOG_LEVEL: 'info', INTAKE_NICE: '19' });
@@ -153,16 +187,15 @@ describe('npm start (the supervisor)', function () {
 
   it('creates the database a DATABASE_URL names when it does not exist, and warns once that OPERATOR_TOKEN is not set', async () => {
     const name = `${testDatabase}_fresh`;
-    const url = new URL(config.databaseUrl);
-    url.pathname = `/${name}`;
+    const database = databaseEnv(name);
     const port = await freePort();
     const { OPERATOR_TOKEN: _unset, ...env } = process.env;
-    const supervisor = startSupervisor({ ...env, ...redis.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info' });
+    const supervisor = startSupervisor({ ...env, ...redis.env, ...database, PORT: String(port), LOG_LEVEL: 'info' });
     supervisors.push(supervisor);
     try {
       await waitUntilRunning(supervisor, port);
       expect(supervisor.out()).to.include(`[start] created the database ${name}`);
-      const client = new pg.Client({ connectionString: url.toString() });
+      const client = new pg.Client({ connectionString: database.DATABASE_URL });
       await client.connect();
       const { rows } = await client.query('SELECT count(*)::int AS n FROM migrations');
       await client.end();
@@ -202,10 +235,7 @@ describe('npm start (the supervisor)', function () {
     const name = `${testDatabase}_denied`;
     await adminQuery(`CREATE ROLE "${role}" LOGIN NOCREATEDB`);
     try {
-      const url = new URL(config.databaseUrl);
-      url.username = role;
-      url.pathname = `/${name}`;
-      const supervisor = startSupervisor({ ...process.env, ...redis.env, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
+      const supervisor = startSupervisor({ ...process.env, ...redis.env, ...databaseEnv(name, role), PORT: String(await freePort()) });
       supervisors.push(supervisor);
       expect(await exitCodeOf(supervisor.child)).to.equal(1);
       const said = supervisor.err();

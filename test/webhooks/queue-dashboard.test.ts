@@ -5,21 +5,10 @@ import { createQueue } from '../../src/jobs.js';
 import { failedJobId } from '../../src/webhooks/failed-delivery-board.js';
 import { asCaller, expectStatus } from '../helpers/api.js';
 import { launchBrowser } from '../helpers/browser.js';
-import { freePort, startService, type Service } from '../helpers/processes.js';
+import { eventually, freePort, startService, type Service } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { redisForTests } from '../helpers/redis.js';
 import { placeCall, stopProcess, voiceOrg } from '../helpers/voice.js';
-
-/** Polls `read` until `done` holds of its value; returns that value. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('support staff retry a failed delivery in the queue dashboard (a real browser)', function () {
   this.timeout(120_000);
