@@ -17,6 +17,7 @@ import { healthRoutes } from './http/health.js';
 import { inSequence } from './http/in-sequence.js';
 import { openApiRoute } from './http/openapi.js';
 import { requestLog } from './http/request-log.js';
+import { requestTracing } from './lib/telemetry.js';
 import { IdempotentRequests } from './idempotency/idempotent.js';
 import { literalUndecodablePath, refuseUnreadableInput } from './http/input-guard.js';
 import type { RouteDoc } from './http/route-doc.js';
@@ -76,7 +77,10 @@ export function createApp(deps: AppDeps): RinglaneApp {
   // Which X-Forwarded-For entries req.ip may take: the per-address sign-in limit keys on it.
   app.set('trust proxy', deps.trustProxy ?? config.trustProxy);
   if (deps.inspect) app.use(deps.inspect);
-  app.use(inSequence([requestLog(), literalUndecodablePath, express.json({ limit: '1mb' }), refuseUnreadableInput]));
+  // Tracing on, each request's server span starts first and holds the rest of the request from the body on.
+  const spans = requestTracing();
+  const arrival = [requestLog(), literalUndecodablePath, express.json({ limit: '1mb' }), refuseUnreadableInput];
+  app.use(inSequence(spans ? [spans.arrived, ...arrival, spans.entered] : arrival));
 
   const admin = adminRoutes(services.orgs, services.calls, idempotent);
   const api = new ApiRouter(idempotent, runtime.reads);

@@ -119,7 +119,7 @@ export class ApiRouter {
         continue;
       }
       req.params = found.params;
-      routeMatched(route.name);
+      routeMatched(req, route.name);
       route.handle(req, res).catch(next);
       return;
     }

@@ -1,7 +1,9 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { register } from 'node:module';
 import {
   context,
   isSpanContextValid,
+  propagation,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -10,52 +12,20 @@ import {
   type Context,
   type ContextManager,
   type Link,
+  type Span,
   type SpanContext,
+  type SpanOptions as OtelSpanOptions,
+  type Tracer,
 } from '@opentelemetry/api';
-import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BullMQOtel } from 'bullmq-otel';
 import type { SpanOptions, SpanValue, Tracing, WorkSpan } from './telemetry.js';
-
-/** Attributes that hold a URL or its query: query values (API keys, tokens, signatures in links) never leave the process. */
-const URL_ATTRIBUTES = ['http.url', 'url.full', 'http.target', 'url.query'];
-
-/** `a=1&b=2` → `a=&b=`: which parameters a request had, never their values. */
-function withoutQueryValues(value: string): string {
-  const at = value.indexOf('?');
-  const path = at === -1 ? '' : value.slice(0, at + 1);
-  const query = at === -1 ? value : value.slice(at + 1);
-  return (
-    path +
-    query
-      .split('&')
-      .map((pair) => pair.split('=')[0] + (pair.includes('=') ? '=' : ''))
-      .join('&')
-  );
-}
-
-/** Runs before a span is ended (and so still writable): strips query values from URL attributes. */
-const scrubQueryValues: SpanProcessor = {
-  onStart: () => undefined,
-  onEnding(span: Span) {
-    for (const name of URL_ATTRIBUTES) {
-      const value = span.attributes[name];
-      if (typeof value !== 'string') continue;
-      if (name === 'url.query' || value.includes('?')) span.setAttribute(name, withoutQueryValues(value));
-    }
-  },
-  onEnd: () => undefined,
-  forceFlush: () => Promise.resolve(),
-  shutdown: () => Promise.resolve(),
-};
 
 /**
  * The process kinds whose spans each name their parent (`inSpan`'s `parent`, the call's trace read
@@ -113,9 +83,6 @@ function otlpExporter(env: NodeJS.ProcessEnv): OTLPJsonTraceExporter | OTLPProto
   return new OTLPProtobufTraceExporter();
 }
 
-/** Links a span keeps (`OTEL_SPAN_LINK_COUNT_LIMIT`, 128 by default): the rest are not even read. */
-const LINK_LIMIT = Number(process.env.OTEL_SPAN_LINK_COUNT_LIMIT) || 128;
-
 const KINDS = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER };
 
 /** A W3C traceparent of version 00, as this code writes them (`traceparentOf`) and keeps them with calls and events. */
@@ -127,10 +94,16 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
  * a new context each time) cost more than the span itself. Anything else: none.
  */
 function spanContextOf(traceparent: string | null | undefined): SpanContext | undefined {
-  const parts = traceparent ? TRACEPARENT.exec(traceparent) : null;
+  if (!traceparent) return undefined;
+  if (traceparent === lastRead.traceparent) return lastRead.context;
+  const parts = TRACEPARENT.exec(traceparent);
   const read = parts ? { traceId: parts[1], spanId: parts[2], traceFlags: parseInt(parts[3], 16) & 1, isRemote: true } : undefined;
-  return read && isSpanContextValid(read) ? read : undefined;
+  lastRead = { traceparent, context: read && isSpanContextValid(read) ? read : undefined };
+  return lastRead.context;
 }
+
+/** The last traceparent read: a relay batch's, which the span of each event it relayed links to, is read once. */
+let lastRead: { traceparent: string; context: SpanContext | undefined } = { traceparent: '', context: undefined };
 
 function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
   return `00-${traceId}-${spanId}-0${(traceFlags & 1).toString(16)}`;
@@ -138,27 +111,96 @@ function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
 
 function definedOnly(attributes: Record<string, SpanValue | null | undefined> | undefined): Attributes {
   const out: Attributes = {};
-  for (const [name, value] of Object.entries(attributes ?? {})) if (value !== null && value !== undefined) out[name] = value;
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (value !== null && value !== undefined) out[name] = value;
+  }
   return out;
+}
+
+/** `a=1&b=2` → `a=&b=`: which parameters a request had, never their values (API keys, tokens, signatures in links). */
+const withoutValues = (query: string): string =>
+  query
+    .split('&')
+    .map((pair) => pair.split('=', 1)[0] + (pair.includes('=') ? '=' : ''))
+    .join('&');
+
+/** Request attributes by the stable HTTP conventions; of the query, its parameters' names only. */
+function requestAttributes(req: IncomingMessage): Attributes {
+  const url = req.url ?? '';
+  const at = url.indexOf('?');
+  const attributes: Attributes = { 'http.request.method': req.method, 'url.path': at === -1 ? url : url.slice(0, at), 'url.scheme': 'http' };
+  if (at !== -1) attributes['url.query'] = withoutValues(url.slice(at + 1));
+  return attributes;
+}
+
+/** An Express route's template from the request it answered (`/admin/v1/orgs/:id`), if an Express route did. */
+function expressRoute(req: IncomingMessage & { baseUrl?: string; route?: { path?: unknown } }): string | null {
+  return typeof req.route?.path === 'string' ? `${req.baseUrl ?? ''}${req.route.path}` : null;
+}
+
+/**
+ * The server span of one request, of SpanKind SERVER, named by its route's template (`POST
+ * /v1/calls` as the API's router matched it, `GET /admin/v1/orgs/:id` as Express's did; the method
+ * alone when none did). It starts as the request arrives, continues a caller's W3C `traceparent`,
+ * and ends as the answer is sent (or the connection closes first). The request's work runs in it
+ * from `entered` on, once the body is read: the body's stream events run in the connection's
+ * context, not the request's.
+ */
+class RequestSpan {
+  private readonly span: Span;
+  readonly context: Context;
+  private route: string | null = null;
+
+  constructor(tracer: Tracer, req: IncomingMessage, res: ServerResponse) {
+    const caller = propagation.extract(ROOT_CONTEXT, req.headers);
+    this.span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER, attributes: requestAttributes(req) }, caller);
+    this.context = trace.setSpan(caller, this.span);
+    const end = () => {
+      res.off('finish', end).off('close', end);
+      const route = this.route ?? expressRoute(req);
+      if (route !== null) this.span.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
+      this.span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+      this.span.end();
+    };
+    res.once('finish', end).once('close', end);
+  }
+
+  /** The API's router matched `route`. */
+  named(route: string): void {
+    this.route = route;
+  }
+}
+
+const requestSpans = new WeakMap<IncomingMessage, RequestSpan>();
+
+/** A span's start options and parent context from ours: its parent (else the active span), links and attributes. */
+function spanStart(options: SpanOptions): [OtelSpanOptions, Context] {
+  const parent = spanContextOf(options.parent);
+  const parentContext = parent ? trace.setSpanContext(context.active(), parent) : context.active();
+  const links: Link[] = [];
+  for (const link of options.links ?? []) {
+    const linked = spanContextOf(link);
+    if (linked) links.push({ context: linked });
+  }
+  return [{ kind: KINDS[options.kind ?? 'internal'], links, attributes: definedOnly(options.attributes) }, parentContext];
 }
 
 /**
  * Starts the OpenTelemetry SDK for one process kind (`service.name` ringlane-<kind>), exporting
  * over OTLP/HTTP as the standard `OTEL_*` variables say. Loaded before the application, so that
- * http/express, pg and ioredis are instrumented as they load (ESM through import-in-the-middle).
+ * pg and ioredis are instrumented as they load (ESM through import-in-the-middle).
  */
 export function startTracing(kind: string): Tracing {
   // Hooks ESM imports (express, ioredis reached from ESM modules); CommonJS requires are hooked by the instrumentations themselves.
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
   const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': `ringlane-${kind}` }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [scrubQueryValues, new BatchSpanProcessor(otlpExporter(process.env))] });
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(otlpExporter(process.env))] });
   provider.register(EXPLICIT_PARENTS.has(kind) ? { contextManager: new SynchronousContextManager() } : {});
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      // Deliveries have a span of their own (the `webhook delivery` span) that the receiver gets as traceparent.
-      new HttpInstrumentation({ disableOutgoingRequestInstrumentation: true }),
-      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       // SQL text only ($1, $2 ... never the values); no span for the polls and claims made outside any trace.
       new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true, ignoreConnectSpans: true }),
       // The command's name only: keys and values can hold ids and payloads.
@@ -177,38 +219,40 @@ export function startTracing(kind: string): Tracing {
       const { traceId, spanId } = span.spanContext();
       return { trace_id: traceId, span_id: spanId };
     },
-    routeMatched(route) {
-      const rpc = getRPCMetadata(context.active());
-      if (rpc?.type === RPCType.HTTP) rpc.route = route;
+    routeMatched(req, route) {
+      requestSpans.get(req)?.named(route);
+    },
+    requests: {
+      arrived(req, res, next) {
+        requestSpans.set(req, new RequestSpan(tracer, req, res));
+        next();
+      },
+      entered(req, _res, next) {
+        const span = requestSpans.get(req);
+        if (span) context.with(span.context, next);
+        else next();
+      },
     },
     inSpan(name, options: SpanOptions, work) {
-      const parent = spanContextOf(options.parent);
-      const parentContext = parent ? trace.setSpanContext(context.active(), parent) : context.active();
-      const links: Link[] = [];
-      for (const link of options.links ?? []) {
-        if (links.length === LINK_LIMIT) break;
-        const linked = spanContextOf(link);
-        if (linked) links.push({ context: linked });
-      }
-      return tracer.startActiveSpan(
-        name,
-        { kind: KINDS[options.kind ?? 'internal'], links, attributes: definedOnly(options.attributes) },
-        parentContext,
-        async (span) => {
-          const handle: WorkSpan = {
-            traceparent: traceparentOf(span.spanContext()),
-            set: (attributes) => span.setAttributes(definedOnly(attributes)),
-          };
-          try {
-            return await work(handle);
-          } catch (err) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-            throw err;
-          } finally {
-            span.end();
-          }
-        },
-      );
+      const [startOptions, parentContext] = spanStart(options);
+      return tracer.startActiveSpan(name, startOptions, parentContext, async (span) => {
+        const handle: WorkSpan = {
+          traceparent: traceparentOf(span.spanContext()),
+          set: (attributes) => span.setAttributes(definedOnly(attributes)),
+        };
+        try {
+          return await work(handle);
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
+    },
+    mark(name, options) {
+      const [startOptions, parentContext] = spanStart(options);
+      tracer.startSpan(name, startOptions, parentContext).end();
     },
     queues: new BullMQOtel({ tracerName: 'bullmq' }),
     flush: () => provider.forceFlush(),

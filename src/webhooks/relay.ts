@@ -3,7 +3,7 @@ import { config } from '../config.js';
 import { rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
 import { applicationName } from '../lib/db.js';
 import { logger } from '../lib/logger.js';
-import { inSpan } from '../lib/telemetry.js';
+import { inSpan, markSpan } from '../lib/telemetry.js';
 import { listen, type Listener } from '../lib/pg-listen.js';
 import type { EndpointMatch, OutboxRepository, UnrelayedEvent } from './outbox.repository.js';
 import { notifyDeliveries, notifyPayload } from './delivery-notifications.js';
@@ -62,9 +62,8 @@ export class Relay {
     const { events, matches, batchSpan } = await this.dataSource.transaction(async (em) => {
       const events = await this.outbox.lockUnrelayed(em, range, RELAY_BATCH);
       if (events.length === 0) return { events, matches: [], batchSpan: null };
-      // Tracing on, a batch is a span linked to the calls it serves (no span for an empty look).
-      const links = events.map((e) => e.trace_parent);
-      return inSpan('relay batch', { links, attributes: { 'ringlane.events': events.length } }, async (span) => {
+      // Tracing on, a batch is a span (none for an empty look); the span of each event it relays, in that event's call's trace, links to it.
+      return inSpan('relay batch', { attributes: { 'ringlane.events': events.length } }, async (span) => {
         const ids = events.map((e) => e.id);
         const batch = spanning(events.map((e) => e.created_at));
         const matches = await this.outbox.matchingEndpoints(em, ids, batch);
@@ -78,23 +77,23 @@ export class Relay {
       });
     });
     // Once committed: a rolled-back batch relayed nothing.
-    if (batchSpan) await relayedInTraces(events, matches, batchSpan);
+    if (batchSpan) relayedInTraces(events, matches, batchSpan);
     return events.length;
   }
 }
 
 /**
  * A `relay event` span in each call's trace, under the call's context and linked to the batch
- * span: a call's trace shows when its event was relayed and into how many deliveries, however
- * many calls the batch served (a span keeps only its first 128 links).
+ * span: a call's trace shows when its event was relayed, into how many deliveries, and in which
+ * batch, however many calls the batch served.
  */
-async function relayedInTraces(events: UnrelayedEvent[], matches: EndpointMatch[], batchSpan: string): Promise<void> {
+function relayedInTraces(events: UnrelayedEvent[], matches: EndpointMatch[], batchSpan: string): void {
   const deliveries = new Map<string, number>();
   for (const m of matches) deliveries.set(m.event_id, (deliveries.get(m.event_id) ?? 0) + 1);
   for (const event of events) {
     if (!event.trace_parent) continue;
     const attributes = { 'ringlane.event_id': event.id, 'ringlane.event_type': event.event, 'ringlane.deliveries': deliveries.get(event.id) ?? 0 };
-    await inSpan('relay event', { parent: event.trace_parent, links: [batchSpan], attributes }, () => Promise.resolve());
+    markSpan('relay event', { parent: event.trace_parent, links: [batchSpan], attributes });
   }
 }
 

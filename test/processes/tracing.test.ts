@@ -108,6 +108,11 @@ describe('tracing (issue 22): one call, one trace, from POST /v1/calls to each d
     const call = expectStatus(await caller.post('/v1/calls', { agent_id: org.agentId, contact_id: org.contactIds[0], simulate: { answer: true } }), 201).body;
     const QUERY_VALUE = 'query-value-never-in-a-span';
     expectStatus(await caller.get(`/v1/calls?status=completed&campaign_id=${QUERY_VALUE}`), 200);
+    // A caller's own trace is continued: its traceparent names the request span's parent.
+    const callerTrace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    const tracedCaller = asCaller(org.key, { traceparent: `00-${callerTrace.traceId}-${callerTrace.spanId}-01` }, `http://127.0.0.1:${port}`);
+    expectStatus(await tracedCaller.get(`/v1/calls/${call.id}`), 200);
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).to.equal(200);
     await hooks.until((all) => all.filter((r) => r.body.call_id === call.id).length === 4);
 
     const deliverySpans = () => collector.spans.filter((s) => s.name === 'webhook delivery' && s.attributes['ringlane.delivery_status'] !== undefined);
@@ -127,7 +132,7 @@ describe('tracing (issue 22): one call, one trace, from POST /v1/calls to each d
     const relayEvents = () => traceOf(callTrace).filter((s) => s.name === 'relay event').length;
     await waitUntil(
       'the spans exported',
-      async () => unmatched().length === 0 && traceOf(callTrace).some(jobRun) && relayEvents() === 4,
+      async () => unmatched().length === 0 && traceOf(callTrace).some(jobRun) && relayEvents() === 4 && collector.spans.some((s) => s.name === 'GET /readyz'),
       20_000,
       () =>
         `deliveries without their span: ${JSON.stringify(unmatched().map((r) => r.headers.traceparent))}; relay event spans in the trace: ${relayEvents()}; ` +
@@ -200,6 +205,12 @@ describe('tracing (issue 22): one call, one trace, from POST /v1/calls to each d
     const requested = collector.spans.find((s) => s.name.startsWith('GET') && JSON.stringify(s.attributes).includes('campaign_id'));
     expect(requested, 'the GET request’s span').to.not.equal(undefined);
     expect(JSON.stringify(requested!.attributes)).to.include('status=&campaign_id=');
+
+    // Requests are named by their route's template, the API's and Express's alike.
+    const continued = collector.spans.find((s) => s.traceId === callerTrace.traceId && s.service === 'ringlane-web' && s.parentSpanId === callerTrace.spanId);
+    expect(continued, 'the span of the request that sent a traceparent').to.include({ name: 'GET /v1/calls/:id' });
+    expect(continued!.attributes).to.include({ 'http.route': '/v1/calls/:id', 'http.response.status_code': 200 });
+    expect(collector.spans.filter((s) => s.name === 'GET /readyz').map((s) => s.service)).to.deep.equal(['ringlane-web']);
   });
 
   it('without OTEL_EXPORTER_OTLP_PROTOCOL, spans go as protobuf, the standard’s default', async () => {
