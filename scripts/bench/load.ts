@@ -39,8 +39,8 @@ const STEP_SECONDS = numberFrom('BENCH_STEP_SECONDS', 15);
 const DRAIN_SECONDS = numberFrom('BENCH_DRAIN_SECONDS', 60);
 const BURST_CALLS = numberFrom('BENCH_BURST_CALLS', 2000);
 const BURST_IN_FLIGHT = numberFrom('BENCH_BURST_IN_FLIGHT', 32);
-const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 20);
-const IDLE_SETTLE_SECONDS = numberFrom('BENCH_IDLE_SETTLE_SECONDS', 90);
+const IDLE_SECONDS = numberFrom('BENCH_IDLE_SECONDS', 60);
+const IDLE_SETTLE_SECONDS = numberFrom('BENCH_IDLE_SETTLE_SECONDS', 180);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'idle,api,rates,burst').split(','));
 /** The soak (phase `soak`, not run by default): this rate for this many minutes, a row per BENCH_SOAK_STEP_SECONDS. */
 /** BENCH_KEEP_GOING=1: every rate of BENCH_RATES, held or not (it still stops at one not drained). */
@@ -569,8 +569,9 @@ async function main(): Promise<void> {
     const order = (o: Partial<LoadOrder>): LoadOrder => ({ base, key, targets, ...o });
 
     if (PHASES.has('idle')) {
-      // Past the settling after start and setup: for about a minute after its last work a process runs
-      // V8's housekeeping (its collections after a burst of work, as far as we can tell), 2-3% of a core together at 20 s.
+      // Past the settling after start and setup: about 100 s after it started, each process makes one
+      // large collection (70-220 ms of CPU each, once), and for a minute after its last work V8 still
+      // tidies up. Over a minute: the CPU figures come in 10 ms ticks per process.
       await sleep(IDLE_SETTLE_SECONDS * 1000);
       await sampler.start();
       await sleep(IDLE_SECONDS * 1000);

@@ -12,9 +12,11 @@ const LATENCY = () => redisKey('metrics', 'webhooks', 'latency');
 export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
 
 export const processRegistry = new Registry();
-// The event-loop delay is sampled every 250 ms, not every 10 ms (prom-client's default): at 10 ms
-// the sampling timer alone woke every process 100 times a second, most of an idle platform's CPU.
-collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_', eventLoopMonitoringPrecision: 250 });
+// The event-loop delay is sampled every second, not every 10 ms (prom-client's default): each
+// wake-up of an idle process costs about 0.2 ms of CPU on a small virtual machine, so at 10 ms the
+// sampling timer alone was most of an idle platform's CPU, and at 250 ms still 1 ms/s per process.
+// A loop blocked across a sampling tick still shows as lag; one blocked between two ticks does not.
+collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_', eventLoopMonitoringPrecision: 1000 });
 
 // With WEB_CONCURRENCY > 1 a dyno's API processes are node:cluster workers sharing one port, and a
 // scrape reaches any one of them: `/metrics` shows them all, aggregated by the primary, which asks
