@@ -143,9 +143,9 @@ function expressRoute(req: IncomingMessage & { baseUrl?: string; route?: { path?
  * The server span of one request, of SpanKind SERVER, named by its route's template (`POST
  * /v1/calls` as the API's router matched it, `GET /admin/v1/orgs/:id` as Express's did; the method
  * alone when none did). It starts as the request arrives, continues a caller's W3C `traceparent`,
- * and ends as the answer is sent (or the connection closes first). The request's work runs in it
- * from `entered` on, once the body is read: the body's stream events run in the connection's
- * context, not the request's.
+ * and ends as the answer is sent (or the connection closes first: an error, with no status
+ * code). The request's work runs in it from `entered` on, once the body is read: the body's stream
+ * events run in the connection's context, not the request's.
  */
 class RequestSpan {
   private readonly span: Span;
@@ -160,8 +160,11 @@ class RequestSpan {
       res.off('finish', end).off('close', end);
       const route = this.route ?? expressRoute(req);
       if (route !== null) this.span.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
-      this.span.setAttribute('http.response.status_code', res.statusCode);
-      if (res.statusCode >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+      if (!res.writableFinished) this.span.setStatus({ code: SpanStatusCode.ERROR, message: 'the connection closed before the answer was sent' });
+      else {
+        this.span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+      }
       this.span.end();
     };
     res.once('finish', end).once('close', end);
