@@ -579,6 +579,13 @@ async function main(): Promise<void> {
       const share = (systemMs(cpu) / 1000 / cpu.seconds) * 100;
       console.log(`\nidle (no traffic, ${fmt(cpu.seconds, 1)} s): ${fmt(share, 2)}% of one core for every process together   (goal < ${GOAL.idleCore}%)`);
       printCpu(cpu, cpu.seconds, 's');
+      // Redis is shared and keeps house on its own (its `hz` timer), with or without our clients.
+      const redis = cpu.byLabel.get('redis-server')?.ms ?? 0;
+      const serviceMs = systemMs(cpu) - postgresMs(cpu) - redis;
+      const ofCore = (ms: number) => `${fmt((ms / 1000 / cpu.seconds) * 100, 2)}%`;
+      console.log(
+        `    the service's processes ${ofCore(serviceMs)} of one core; with their Postgres backends ${ofCore(serviceMs + postgresMs(cpu))}; Redis ${ofCore(redis)}`,
+      );
     }
 
     if (PHASES.has('api')) {

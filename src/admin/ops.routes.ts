@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import { Router } from 'express';
-import { renderMetrics } from '../lib/metrics.js';
+import { collectProcessMetrics, renderMetrics } from '../lib/metrics.js';
 import type { RedisClient } from '../lib/redis.js';
 
 /** The BullMQ dashboard at `/admin/queues` and Prometheus `/metrics`, behind the operator token. */
@@ -16,6 +16,7 @@ export function queueDashboard(queues: Queue[]): Router {
 }
 
 export function metricsRoute(redis: RedisClient, queues: Map<string, Queue>): Router {
+  collectProcessMetrics();
   const router = Router();
   router.get('/', async (_req, res) => {
     const text = await renderMetrics(redis, [...queues.keys()], (name) =>

@@ -12,11 +12,21 @@ const LATENCY = () => redisKey('metrics', 'webhooks', 'latency');
 export const LATENCY_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
 
 export const processRegistry = new Registry();
-// The event-loop delay is sampled every second, not every 10 ms (prom-client's default): each
-// wake-up of an idle process costs about 0.2 ms of CPU on a small virtual machine, so at 10 ms the
-// sampling timer alone was most of an idle platform's CPU, and at 250 ms still 1 ms/s per process.
-// A loop blocked across a sampling tick still shows as lag; one blocked between two ticks does not.
-collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_', eventLoopMonitoringPrecision: 1000 });
+let collectingProcessMetrics = false;
+
+/**
+ * Node's process metrics (CPU, memory, handles, event-loop lag) in `processRegistry`, started by
+ * the process that serves `/metrics` (the web, when its app is built): a worker's would be sampled
+ * for no reader, and each sampling wakes an idle process (about 0.2 ms of CPU per wake-up on a
+ * small virtual machine). The event-loop delay is sampled every second, not every 10 ms
+ * (prom-client's default, at which the sampling timer alone was most of an idle platform's CPU): a
+ * loop blocked across a sampling tick shows as lag; one blocked between two ticks does not.
+ */
+export function collectProcessMetrics(): void {
+  if (collectingProcessMetrics) return;
+  collectingProcessMetrics = true;
+  collectDefaultMetrics({ register: processRegistry, prefix: 'ringlane_', eventLoopMonitoringPrecision: 1000 });
+}
 
 // With WEB_CONCURRENCY > 1 a dyno's API processes are node:cluster workers sharing one port, and a
 // scrape reaches any one of them: `/metrics` shows them all, aggregated by the primary, which asks
