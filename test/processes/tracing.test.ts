@@ -112,6 +112,9 @@ describe('tracing (issue 22): one call, one trace, from POST /v1/calls to each d
     const callerTrace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
     const tracedCaller = asCaller(org.key, { traceparent: `00-${callerTrace.traceId}-${callerTrace.spanId}-01` }, `http://127.0.0.1:${port}`);
     expectStatus(await tracedCaller.get(`/v1/calls/${call.id}`), 200);
+    // A traceparent that is not one (5 KB of junk, the all-zero ids) is ignored: the request is answered and starts a trace of its own.
+    for (const junk of [`00-${'z'.repeat(5000)}`, '00-00000000000000000000000000000000-0000000000000000-01'])
+      expectStatus(await asCaller(org.key, { traceparent: junk }, `http://127.0.0.1:${port}`).get('/v1/agents?limit=7'), 200);
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).to.equal(200);
     await hooks.until((all) => all.filter((r) => r.body.call_id === call.id).length === 4);
 
@@ -132,7 +135,12 @@ describe('tracing (issue 22): one call, one trace, from POST /v1/calls to each d
     const relayEvents = () => traceOf(callTrace).filter((s) => s.name === 'relay event').length;
     await waitUntil(
       'the spans exported',
-      async () => unmatched().length === 0 && traceOf(callTrace).some(jobRun) && relayEvents() === 4 && collector.spans.some((s) => s.name === 'GET /readyz'),
+      async () =>
+        unmatched().length === 0 &&
+        traceOf(callTrace).some(jobRun) &&
+        relayEvents() === 4 &&
+        collector.spans.some((s) => s.name === 'GET /readyz') &&
+        collector.spans.filter((s) => s.name === 'GET /v1/agents').length === 2,
       20_000,
       () =>
         `deliveries without their span: ${JSON.stringify(unmatched().map((r) => r.headers.traceparent))}; relay event spans in the trace: ${relayEvents()}; ` +
@@ -211,6 +219,11 @@ describe('tracing (issue 22): one call, one trace, from POST /v1/calls to each d
     expect(continued, 'the span of the request that sent a traceparent').to.include({ name: 'GET /v1/calls/:id' });
     expect(continued!.attributes).to.include({ 'http.route': '/v1/calls/:id', 'http.response.status_code': 200 });
     expect(collector.spans.filter((s) => s.name === 'GET /readyz').map((s) => s.service)).to.deep.equal(['ringlane-web']);
+    const junkRequests = collector.spans.filter((s) => s.name === 'GET /v1/agents' && s.attributes['url.query'] === 'limit=');
+    expect(junkRequests.map((s) => [s.parentSpanId, s.traceId === '0'.repeat(32)])).to.deep.equal([
+      ['', false],
+      ['', false],
+    ]);
   });
 
   it('without OTEL_EXPORTER_OTLP_PROTOCOL, spans go as protobuf, the standard’s default', async () => {
