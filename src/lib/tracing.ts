@@ -18,13 +18,13 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { BullMQOtel } from 'bullmq-otel';
+import { ProtobufBatchProcessor } from './otlp-export.js';
 import type { SpanOptions, SpanValue, Tracing, WorkSpan } from './telemetry.js';
 
 /**
@@ -73,14 +73,15 @@ class SynchronousContextManager implements ContextManager {
 
 /**
  * OTLP over HTTP in the encoding the standard variables name (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`,
- * else `OTEL_EXPORTER_OTLP_PROTOCOL`): `http/protobuf`, the standard's default, or `http/json`.
- * Protobuf costs half the CPU of JSON to encode and is less than half its size. gRPC is not sent.
+ * else `OTEL_EXPORTER_OTLP_PROTOCOL`): `http/protobuf`, the standard's default, encoded as each
+ * span ends (src/lib/otlp-export.ts), or `http/json` by the SDK's batching and exporter. Protobuf
+ * is less than half JSON's size and, so encoded, a fifth of its CPU. gRPC is not sent.
  */
-function otlpExporter(env: NodeJS.ProcessEnv): OTLPJsonTraceExporter | OTLPProtobufTraceExporter {
+function spanProcessor(env: NodeJS.ProcessEnv): SpanProcessor {
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
-  if (protocol === 'http/json') return new OTLPJsonTraceExporter();
+  if (protocol === 'http/json') return new BatchSpanProcessor(new OTLPJsonTraceExporter());
   if (protocol !== 'http/protobuf') process.emitWarning(`OTLP protocol ${protocol} is not supported; sending http/protobuf`, 'TracingWarning');
-  return new OTLPProtobufTraceExporter();
+  return new ProtobufBatchProcessor();
 }
 
 const KINDS = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER };
@@ -199,7 +200,7 @@ export function startTracing(kind: string): Tracing {
   // Hooks ESM imports (express, ioredis reached from ESM modules); CommonJS requires are hooked by the instrumentations themselves.
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
   const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': `ringlane-${kind}` }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(otlpExporter(process.env))] });
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor(process.env)] });
   provider.register(EXPLICIT_PARENTS.has(kind) ? { contextManager: new SynchronousContextManager() } : {});
   registerInstrumentations({
     tracerProvider: provider,
