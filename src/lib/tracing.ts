@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { register } from 'node:module';
 import {
   context,
-  isSpanContextValid,
+  INVALID_SPANID as INVALID_SPAN_ID,
+  INVALID_TRACEID as INVALID_TRACE_ID,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -87,7 +88,7 @@ function spanProcessor(env: NodeJS.ProcessEnv): SpanProcessor {
 const KINDS = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER };
 
 /** A W3C traceparent of version 00, as this code writes them (`traceparentOf`) and keeps them with calls and events. */
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /**
  * The span context a stored traceparent names, read directly: the relay reads several for each
@@ -97,10 +98,15 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 function spanContextOf(traceparent: string | null | undefined): SpanContext | undefined {
   if (!traceparent) return undefined;
   if (traceparent === lastRead.traceparent) return lastRead.context;
-  const parts = TRACEPARENT.exec(traceparent);
-  const read = parts ? { traceId: parts[1], spanId: parts[2], traceFlags: parseInt(parts[3], 16) & 1, isRemote: true } : undefined;
-  lastRead = { traceparent, context: read && isSpanContextValid(read) ? read : undefined };
-  return lastRead.context;
+  let context: SpanContext | undefined;
+  if (TRACEPARENT.test(traceparent)) {
+    const traceId = traceparent.slice(3, 35);
+    const spanId = traceparent.slice(36, 52);
+    if (traceId !== INVALID_TRACE_ID && spanId !== INVALID_SPAN_ID)
+      context = { traceId, spanId, traceFlags: parseInt(traceparent.slice(53), 16) & 1, isRemote: true };
+  }
+  lastRead = { traceparent, context };
+  return context;
 }
 
 /** The last traceparent read: a relay batch's, which the span of each event it relayed links to, is read once. */
@@ -157,8 +163,8 @@ class RequestSpan {
     const caller = propagation.extract(ROOT_CONTEXT, req.headers);
     this.span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER, attributes: requestAttributes(req) }, caller);
     this.context = trace.setSpan(caller, this.span);
-    const end = () => {
-      res.off('finish', end).off('close', end);
+    // 'close' comes after the answer is sent, or when the connection closes first.
+    res.once('close', () => {
       const route = this.route ?? expressRoute(req);
       if (route !== null) this.span.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
       if (!res.writableFinished) this.span.setStatus({ code: SpanStatusCode.ERROR, message: 'the connection closed before the answer was sent' });
@@ -167,8 +173,7 @@ class RequestSpan {
         if (res.statusCode >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
       }
       this.span.end();
-    };
-    res.once('finish', end).once('close', end);
+    });
   }
 
   /** The API's router matched `route`. */
@@ -241,7 +246,9 @@ export function startTracing(kind: string): Tracing {
       const [startOptions, parentContext] = spanStart(options);
       return tracer.startActiveSpan(name, startOptions, parentContext, async (span) => {
         const handle: WorkSpan = {
-          traceparent: traceparentOf(span.spanContext()),
+          get traceparent() {
+            return traceparentOf(span.spanContext());
+          },
           set: (attributes) => span.setAttributes(definedOnly(attributes)),
         };
         try {
