@@ -15,13 +15,23 @@ const fmt = (n: number, digits: number) => n.toFixed(digits);
 const serviceOf = (perEvent: Map<string, number>) =>
   [...perEvent].filter(([name]) => name !== 'all (sum)' && !name.startsWith('postgres') && name !== 'redis-server').reduce((sum, [, ms]) => sum + ms, 0);
 
-/** CPU ms per delivered event by process, and `all (sum)`, as one burst printed them. */
+/**
+ * BENCH_TRACING_RATE=<calls/s>: each round one open-model step of bench:load at that rate (below
+ * what saturates the machine, so that tracing's cost does not change how work is batched) instead
+ * of the burst.
+ */
+const RATE = process.env.BENCH_TRACING_RATE;
+const WORKLOAD = RATE
+  ? { name: `bench:load's open model at ${RATE} calls/s`, env: { BENCH_PHASES: 'rates', BENCH_RATES: RATE, BENCH_BREAKDOWN: '1' }, heading: '\nopen model:' }
+  : { name: "bench:load's burst", env: { BENCH_PHASES: 'burst' }, heading: '\nburst:' };
+
+/** CPU ms per delivered event by process, and `all (sum)`, as one run of the workload printed them. */
 async function burst(tracing: boolean): Promise<Map<string, number>> {
-  const env = { ...process.env, BENCH_PHASES: 'burst', BENCH_TRACING: tracing ? '1' : '0' };
+  const env = { ...process.env, ...WORKLOAD.env, BENCH_TRACING: tracing ? '1' : '0' };
   const { stdout } = await run(process.execPath, ['dist/scripts/bench/load.js'], { env, maxBuffer: 16 * 1024 * 1024 });
   const perEvent = new Map<string, number>();
-  const burstAt = stdout.indexOf('\nburst:');
-  if (burstAt === -1) throw new Error(`the burst printed no figures:\n${stdout}`);
+  const burstAt = stdout.indexOf(WORKLOAD.heading);
+  if (burstAt === -1) throw new Error(`${WORKLOAD.name} printed no figures:\n${stdout}`);
   for (const line of stdout.slice(burstAt).split('\n')) {
     const row = line.match(/^ {4}(\S.*?)\s{2,}[\d,]+\s+([\d.]+)(\s|$)/);
     if (row && !perEvent.has(row[1])) perEvent.set(row[1], Number(row[2]));
@@ -41,7 +51,7 @@ async function main(): Promise<void> {
     );
   }
   const processes = [...rounds[0].off.keys()].filter((p) => (rounds[0].off.get(p) ?? 0) >= 0.01 || p === 'all (sum)');
-  console.log(`\nbench:tracing — bench:load's burst, tracing off then on, ${ROUNDS} rounds; medians of CPU ms per delivered event`);
+  console.log(`\nbench:tracing — ${WORKLOAD.name}, tracing off then on, ${ROUNDS} rounds; medians of CPU ms per delivered event`);
   console.log(`  ${'process'.padEnd(30)} ${'off'.padStart(7)} ${'on'.padStart(7)} ${'on/off'.padStart(7)}`);
   for (const name of processes) {
     const off = median(rounds.map((r) => r.off.get(name) ?? 0));
