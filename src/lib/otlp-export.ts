@@ -78,9 +78,17 @@ export class ProtobufBatchProcessor implements SpanProcessor {
     this.resource ??= span.resource;
     let writer = this.writers.get(span.instrumentationScope);
     if (!writer) this.writers.set(span.instrumentationScope, (writer = new ProtobufWriter()));
-    const at = writer.openField(2);
-    encodeSpan(writer, span);
-    writer.close(at);
+    // Runs inside the work's own `span.end()`: whatever goes wrong here, the span is lost, not the work.
+    const start = writer.pos;
+    try {
+      const at = writer.openField(2);
+      encodeSpan(writer, span);
+      writer.close(at);
+    } catch (err) {
+      writer.pos = start;
+      globalErrorHandler(err as Error);
+      return;
+    }
     if (++this.count >= this.limits.maxExportBatchSize) this.seal();
     else this.timer ??= setTimeout(() => this.seal(), this.limits.scheduledDelayMillis).unref();
   }

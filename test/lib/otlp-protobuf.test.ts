@@ -127,6 +127,22 @@ describe('OTLP protobuf encoding of spans (tracing on, http/protobuf)', () => {
     await provider.shutdown();
   });
 
+  it('a span it cannot encode is dropped, and the work that ended it goes on; the spans around it are sent', async () => {
+    const { provider, processor, memory } = tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url });
+    const tracer = provider.getTracer('ringlane');
+    tracer.startSpan('before').end();
+    const broken = tracer.startSpan('broken');
+    // A link whose trace id is no string: the SDK keeps what it is given.
+    broken.addLink({ context: { traceId: 42 as unknown as string, spanId: 'b'.repeat(16), traceFlags: TraceFlags.SAMPLED } });
+    expect(() => broken.end()).to.not.throw();
+    tracer.startSpan('after').end();
+    await processor.forceFlush();
+    const sent = memory.getFinishedSpans().filter((s) => s.name !== 'broken');
+    expect(rx.bodies).to.have.length(1);
+    expect(rx.bodies[0].equals(Buffer.from(ProtobufTraceSerializer.serializeRequest(sent)!))).to.equal(true);
+    await provider.shutdown();
+  });
+
   it('keeps at most OTEL_BSP_MAX_QUEUE_SIZE spans waiting, dropping the rest', async () => {
     const { provider, processor } = tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_BSP_MAX_QUEUE_SIZE: '3' });
     makeSpans(provider.getTracer('ringlane'), provider.getTracer('bullmq'));
