@@ -4,7 +4,7 @@ import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-node';
-import { encodeExportRequest, encodeSpan, ProtobufWriter, type EncodedScope } from './otlp-protobuf.js';
+import { appendSpan, encodeExportRequest, ProtobufWriter, type EncodedScope } from './otlp-protobuf.js';
 
 /** Spans encoded and sealed for one export request. */
 interface Batch {
@@ -13,15 +13,14 @@ interface Batch {
   count: number;
 }
 
-/** The SDK's BatchSpanProcessor's settings, from the same standard variables and with the same defaults. */
-function bufferLimits(env: NodeJS.ProcessEnv): { maxQueueSize: number; maxExportBatchSize: number; scheduledDelayMillis: number; exportTimeoutMillis: number } {
-  const number = (name: string, fallback: number) => (env[name] === undefined ? fallback : (getNumberFromEnv(name) ?? fallback));
-  const maxQueueSize = number('OTEL_BSP_MAX_QUEUE_SIZE', 2048);
+/** The SDK's BatchSpanProcessor's settings, from the same standard variables (read as the SDK reads them) and with the same defaults. */
+function bufferLimits(): { maxQueueSize: number; maxExportBatchSize: number; scheduledDelayMillis: number; exportTimeoutMillis: number } {
+  const maxQueueSize = getNumberFromEnv('OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048;
   return {
     maxQueueSize,
-    maxExportBatchSize: Math.min(number('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512), maxQueueSize),
-    scheduledDelayMillis: number('OTEL_BSP_SCHEDULE_DELAY', 5000),
-    exportTimeoutMillis: number('OTEL_BSP_EXPORT_TIMEOUT', 30000),
+    maxExportBatchSize: Math.min(getNumberFromEnv('OTEL_BSP_MAX_EXPORT_BATCH_SIZE') ?? 512, maxQueueSize),
+    scheduledDelayMillis: getNumberFromEnv('OTEL_BSP_SCHEDULE_DELAY') ?? 5000,
+    exportTimeoutMillis: getNumberFromEnv('OTEL_BSP_EXPORT_TIMEOUT') ?? 30000,
   };
 }
 
@@ -49,7 +48,7 @@ function protobufExporter(): OTLPExporterBase<Batch> {
  * Measured in docs/operations.md#tracing.
  */
 export class ProtobufBatchProcessor implements SpanProcessor {
-  private readonly limits = bufferLimits(process.env);
+  private readonly limits = bufferLimits();
   private readonly exporter = protobufExporter();
   private writers = new Map<ReadableSpan['instrumentationScope'], ProtobufWriter>();
   private resource: ReadableSpan['resource'] | null = null;
@@ -81,9 +80,7 @@ export class ProtobufBatchProcessor implements SpanProcessor {
     // Runs inside the work's own `span.end()`: whatever goes wrong here, the span is lost, not the work.
     const start = writer.pos;
     try {
-      const at = writer.openField(2);
-      encodeSpan(writer, span);
-      writer.close(at);
+      appendSpan(writer, span);
     } catch (err) {
       writer.pos = start;
       globalErrorHandler(err as Error);

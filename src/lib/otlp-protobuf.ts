@@ -239,7 +239,7 @@ function keyValues(w: ProtobufWriter, attributes: Attributes | Record<string, un
 const flags = (traceFlags: number, isRemote: boolean | undefined): number => (traceFlags & 0xff) | 0x100 | (isRemote ? 0x200 : 0);
 
 /** One Span message, without its tag: trace.proto's fields 1–16 in order, as the SDK's serializer writes them. */
-export function encodeSpan(w: ProtobufWriter, span: ReadableSpan): void {
+function encodeSpan(w: ProtobufWriter, span: ReadableSpan): void {
   const context = span.spanContext();
   w.idField(1, context.traceId, 16);
   w.idField(2, context.spanId, 8);
@@ -279,6 +279,13 @@ export function encodeSpan(w: ProtobufWriter, span: ReadableSpan): void {
   w.varintField(3, span.status.code);
   w.close(status);
   w.fixed32Field(16, flags(context.traceFlags, span.parentSpanContext?.isRemote));
+}
+
+/** A span as one of its scope's `spans` (ScopeSpans field 2), tag and length included, appended to `w`. */
+export function appendSpan(w: ProtobufWriter, span: ReadableSpan): void {
+  const at = w.openField(2);
+  encodeSpan(w, span);
+  w.close(at);
 }
 
 /** Spans of one instrumentation scope, each already encoded (with its tag) as it ended. */
