@@ -142,8 +142,8 @@ const schema = Joi.object<Env>({
   SIM_RING_MS: Joi.number().integer().min(0).default(1000),
   SIM_SECOND_MS: Joi.number().min(0).default(1000),
   CALLS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
-  WEBHOOKS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(2000).default(100),
-  WEBHOOK_ENDPOINT_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(10),
+  WEBHOOKS_WORKER_CONCURRENCY: Joi.number().integer().min(1).max(2000).default(200),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Joi.number().integer().min(1).max(1000).default(50),
   INTAKE_NICE: Joi.number().integer().min(0).max(19).default(0),
 }).unknown(true);
 
