@@ -25,13 +25,22 @@ export async function benchDatabase(name: string, options: { fresh?: boolean } =
   return url.toString();
 }
 
+/** Node's options on every Procfile line: the preload that starts tracing when it is configured. */
+const PROCFILE_NODE_OPTIONS = ['--import', './dist/src/lib/telemetry-preload.js'];
+
 /**
- * Starts a compiled entry and polls `ready()` every 100 ms for up to 20 s (processes without a port).
- * With BENCH_CPU_PROFILE=<dir>, each process writes a V8 CPU profile there on exit.
+ * Starts a compiled entry with Node's options (the Procfile's by default) and polls `ready()` every
+ * 100 ms for up to 20 s (processes without a port). With BENCH_CPU_PROFILE=<dir>, each process writes
+ * a V8 CPU profile there on exit.
  */
-export async function startProcess(entry: string, env: Record<string, string>, ready: (child: ChildProcess) => Promise<boolean>): Promise<ChildProcess> {
+export async function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  ready: (child: ChildProcess) => Promise<boolean>,
+  nodeOptions = PROCFILE_NODE_OPTIONS,
+): Promise<ChildProcess> {
   const profileDir = process.env.BENCH_CPU_PROFILE;
-  const execArgv = ['--import', './dist/src/lib/telemetry-preload.js', ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
+  const execArgv = [...nodeOptions, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
   const child = track(fork(entry, { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
   const deadline = Date.now() + 20_000;
   for (;;) {
@@ -108,10 +117,11 @@ export async function startProcfile(client: pg.Pool, env: Record<string, string>
   const answers = async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`)).ok;
   return Promise.all(
     lines.map(async ({ name, command }) => {
-      // Procfile lines are `node <compiled entry>`; started with fork so that BENCH_CPU_PROFILE applies.
-      const [program, entry, ...rest] = command.split(/\s+/);
-      if (program !== 'node' || !entry || rest.length) throw new Error(`Procfile ${name}: expected "node <entry>", got "${command}"`);
-      return { name, child: await startProcess(entry, env, name === 'web' ? answers : connected) };
+      // Procfile lines are `node [options] <compiled entry>`; started with fork so that BENCH_CPU_PROFILE applies.
+      const [program, ...args] = command.split(/\s+/);
+      const entry = args.pop();
+      if (program !== 'node' || !entry?.endsWith('.js')) throw new Error(`Procfile ${name}: expected "node [options] <entry>", got "${command}"`);
+      return { name, child: await startProcess(entry, env, name === 'web' ? answers : connected, args) };
     }),
   );
 }
