@@ -4,23 +4,24 @@ import { AppError, InvalidRequestError } from '../lib/errors.js';
 const OPTIONS: Joi.ValidationOptions = { abortEarly: false, allowUnknown: false, convert: true, errors: { wrap: { label: '"' } } };
 
 /**
- * What each schema made of an empty query (its defaults): most reads come without one, and Joi's
- * walk of the schema cost them more than any other step of an authenticated read but the query
- * itself. A schema's defaults are constants here (none is a function), so the answer cannot change.
+ * What each schema made of an empty query (its defaults), or null for a schema that has a default
+ * made by a function (a time, say), validated each time. Most reads come without a query, and Joi's
+ * walk of the schema cost them more than any other step of an authenticated read but the SQL.
  */
-const emptyQueries = new WeakMap<Joi.Schema, Record<string, unknown>>();
+const emptyQueries = new WeakMap<Joi.Schema, Record<string, unknown> | null>();
 
-const isEmpty = (input: unknown): boolean => {
-  for (const key in input as object) if (Object.hasOwn(input as object, key)) return false;
-  return true;
-};
+/** Validating `{}` gives the same each time: no default of the schema or of its keys is a function. */
+function constantDefaults(schema: Joi.Schema): boolean {
+  const keys = Object.keys((schema.describe().keys as Record<string, unknown> | undefined) ?? {});
+  return [schema, ...keys.map((key) => schema.extract(key))].every((s) => typeof s.$_getFlag('default') !== 'function');
+}
 
 /** Refuses unknown fields and lists every problem in `details`; returns the converted value. */
 export function validate<T>(schema: Joi.Schema, input: unknown, where: 'body' | 'query' | 'params'): T {
-  const cacheable = where === 'query' && typeof input === 'object' && input !== null && isEmpty(input);
-  if (cacheable) {
+  const empty = where === 'query' && typeof input === 'object' && input !== null && Object.keys(input).length === 0;
+  if (empty) {
     const known = emptyQueries.get(schema);
-    // A copy: the caller may add to what it got.
+    // A copy: the caller may change what it got.
     if (known) return { ...known } as T;
   }
   const result = schema.validate(input === undefined && where === 'body' ? {} : input, OPTIONS);
@@ -31,6 +32,6 @@ export function validate<T>(schema: Joi.Schema, input: unknown, where: 'body' | 
     const details = error.details.map((d) => ({ path: d.path.join('.') || where, message: d.message }));
     throw new InvalidRequestError(`Invalid ${where}: ${details.map((d) => d.message).join('; ')}`, details);
   }
-  if (cacheable && typeof result.value === 'object' && result.value !== null) emptyQueries.set(schema, { ...(result.value as Record<string, unknown>) });
+  if (empty && !emptyQueries.has(schema)) emptyQueries.set(schema, constantDefaults(schema) ? { ...(result.value as Record<string, unknown>) } : null);
   return result.value as T;
 }
