@@ -7,8 +7,9 @@ import type { RedisClient } from './lib/redis.js';
 /** For jobs without payload (scheduled sweeps). */
 export type NoPayload = Record<string, never>;
 
+/** Without `orgId`: the organizations requested meanwhile (CallJobs.dispatch); with it, that one's too (a delayed dispatch). */
 export interface DispatchJob {
-  orgId: string;
+  orgId?: string;
 }
 export interface DialJob {
   callId: string;

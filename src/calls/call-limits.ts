@@ -1,4 +1,4 @@
-import { redisKey, scanKeys, tagOf, type RedisClient } from '../lib/redis.js';
+import { execResults, redisKey, scanKeys, tagOf, type RedisClient } from '../lib/redis.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -100,13 +100,15 @@ export class CallLimits {
   async release(orgId: string, callIds: string[]): Promise<number> {
     const [waiting, active] = this.keys(orgId);
     if (callIds.length === 0) return this.redis.zcard(waiting);
-    const results = await this.redis
-      .multi()
-      .zrem(active, ...callIds)
-      .zrem(waiting, ...callIds)
-      .zcard(waiting)
-      .exec();
-    return Number(results?.[2]?.[1] ?? 0);
+    const [, , stillWaiting] = execResults(
+      await this.redis
+        .multi()
+        .zrem(active, ...callIds)
+        .zrem(waiting, ...callIds)
+        .zcard(waiting)
+        .exec(),
+    );
+    return Number(stillWaiting);
   }
 
   /** Takes back calls' starts in the rolling hour: admitted, they were never dialed (a listed number's). */

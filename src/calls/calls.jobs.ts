@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { redisKey, type RedisClient } from '../lib/redis.js';
+import { execResults, redisKey, type RedisClient } from '../lib/redis.js';
 import type { ScheduledReport } from '../carrier/carrier.js';
 import type { JobQueue, ReportJob } from '../jobs.js';
 
@@ -8,6 +8,9 @@ const sendTextJobId = (messageId: string) => `text-${messageId}`;
 
 /** A dispatch already requested and not yet started covers any further request for 30 s. */
 const DISPATCH_PENDING_SECONDS = 30;
+/** The organizations whose dispatch was requested, and the mark of a dispatch job queued and not yet started. */
+const REQUESTED = () => redisKey('calls', 'dispatch', 'requested');
+const PENDING = () => redisKey('calls', 'dispatch', 'pending');
 
 /**
  * Dial and report jobs have ids fixed by their calls, so the sweeper's redial of a call whose
@@ -26,23 +29,37 @@ export class CallJobs {
     private readonly redis: RedisClient,
   ) {}
 
-  private pendingKey(orgId: string): string {
-    return redisKey('calls', orgId, 'dispatch-pending');
+  /**
+   * Requests a dispatch of these organizations' waiting calls. Requests collapse: the organizations
+   * join one set, and a `dispatch` job is added only when none is pending (requested and not yet
+   * started), so one dispatch serves every organization whose calls came meanwhile. One
+   * transaction (its two keys share the tag `dispatch`).
+   */
+  async dispatch(orgIds: string[]): Promise<void> {
+    if (orgIds.length === 0) return;
+    const [, pending] = execResults(
+      await this.redis
+        .multi()
+        .sadd(REQUESTED(), ...orgIds)
+        .set(PENDING(), '1', 'EX', DISPATCH_PENDING_SECONDS, 'NX')
+        .exec(),
+    );
+    if (pending === 'OK') await this.queue.add('dispatch', {});
   }
 
-  /** Requests collapse into a pending dispatch; the mark clears when it starts, so a request made while it runs queues another. */
-  async dispatch(orgId: string, delayMs = 0): Promise<void> {
-    if (delayMs > 0) {
-      await this.queue.add('dispatch', { orgId }, { delay: delayMs });
-      return;
-    }
-    if (await this.redis.set(this.pendingKey(orgId), '1', 'EX', DISPATCH_PENDING_SECONDS, 'NX')) {
-      await this.queue.add('dispatch', { orgId });
-    }
+  /** A dispatch of one organization's calls later (its starts in the hour used up until then). */
+  async dispatchLater(orgId: string, delayMs: number): Promise<void> {
+    await this.queue.add('dispatch', { orgId }, { delay: Math.max(0, delayMs) });
   }
 
-  async dispatchStarted(orgId: string): Promise<void> {
-    await this.redis.del(this.pendingKey(orgId));
+  /**
+   * Takes up to `max` of the organizations whose dispatch was requested, and clears the pending
+   * mark in the same transaction: a request made from now on queues another dispatch, one made
+   * before is in what this takes (or in what is left for the next take).
+   */
+  async takeRequested(max: number): Promise<string[]> {
+    const [, taken] = execResults(await this.redis.multi().del(PENDING()).spop(REQUESTED(), max).exec());
+    return taken as string[];
   }
 
   async dial(callId: string): Promise<void> {

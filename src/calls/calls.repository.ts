@@ -288,7 +288,8 @@ export class CallsRepository {
    * With a `gate`, in the transaction that locked the calls and then the organization's row (see
    * src/tenants/spend-limit.ts), an outbound call never dialed is marked only while the
    * organization's spend limit is not reached (its spend read once for the batch); the others are
-   * left out. The dial time is the clock's at this statement, after the locks.
+   * left out. The dial time is the clock's once the rows are locked, one for the whole batch: calls
+   * dialed together share the carrier's report times, and so their report jobs.
    */
   async markDialed(sql: Sql, ids: string[], gate: SpendGate | null = null): Promise<DialedCall[]> {
     const allowed = gate
@@ -298,9 +299,10 @@ export class CallsRepository {
     const [rows] = (await sql.query(
       `WITH locked AS (SELECT id, org_id FROM calls WHERE id = ANY($1) AND status NOT IN ${TERMINAL_SQL} ORDER BY id FOR NO KEY UPDATE),
        tenants AS MATERIALIZED (
-         SELECT o.id, o.disabled FROM organizations o WHERE o.id IN (SELECT org_id FROM locked) AND o.${IS_TENANT} ORDER BY o.id FOR SHARE)
-       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, clock_timestamp()), updated_at = now()
-         FROM locked WHERE c.id = locked.id
+         SELECT o.id, o.disabled FROM organizations o WHERE o.id IN (SELECT org_id FROM locked) AND o.${IS_TENANT} ORDER BY o.id FOR SHARE),
+       dial AS MATERIALIZED (SELECT clock_timestamp() AS at FROM (SELECT count(*) FROM locked) c, (SELECT count(*) FROM tenants) t)
+       UPDATE calls c SET dialed_at = COALESCE(c.dialed_at, dial.at), updated_at = now()
+         FROM locked, dial WHERE c.id = locked.id
           AND (c.dialed_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = c.org_id AND t.disabled)) ${allowed}
        RETURNING ${dialedRow.select('c')}`,
       gate ? [ids, gate.orgId, gate.month.since, gate.month.until] : [ids],

@@ -13,11 +13,14 @@ import type { CallJobs } from './calls.jobs.js';
 import type { CallsRepository, DialedCall, EndedCall } from './calls.repository.js';
 
 /**
- * How long a dispatch waits for more of its organization's calls before admitting (see
- * `CallEngine.dispatch`): the dial of a call is this much later, its events are not (they carry the
- * carrier's times), and one busy organization's calls go through the engine in batches.
+ * How long a dispatch waits for more calls before admitting (see `CallEngine.dispatch`): the dial
+ * of a call is this much later, its events are not (they carry the carrier's times), and the calls
+ * of every organization placed meanwhile go through the engine as one batch.
  */
 export const DISPATCH_GATHER_MS = 50;
+
+/** The most organizations one pass of a dispatch admits for (and reads in one statement). */
+const DISPATCH_ORGS = 500;
 
 /** Hooks other domains attach to calls' ends: `during` runs in the ending transaction, `after` after commit. */
 export interface CallEndHooks {
@@ -76,28 +79,61 @@ export class CallEngine {
   /** Outbound calls just committed as `queued`: queue them for admission. */
   async submitOutbound(orgId: string, calls: Array<{ id: string; createdAt: Date }>): Promise<void> {
     // Issued together they share one round trip; Redis runs them in this order.
-    await Promise.all([this.limits.enqueue(orgId, calls), this.jobs.dispatch(orgId)]);
+    await Promise.all([this.limits.enqueue(orgId, calls), this.jobs.dispatch([orgId])]);
   }
 
   /**
-   * Admits what the organization's limits allow, in creation order, and dials it. It first
-   * gathers for DISPATCH_GATHER_MS: calls placed meanwhile find this dispatch pending and join its
-   * batch, so a busy organization's calls are dialed, reported, ended and charged in batches
-   * (one statement and one job for many calls) rather than one by one.
+   * Admits what each organization's limits allow, in creation order, and dials it: the
+   * organizations whose dispatch was requested, and `orgId` (a delayed dispatch's). It first
+   * gathers for DISPATCH_GATHER_MS: calls placed meanwhile, by any organization, find this dispatch
+   * pending and join its batch, so calls are dialed, reported, ended and charged in batches (one
+   * statement and one job for many calls) however many organizations place them: a reseller's
+   * hundred tenants placing two calls a second each batch as well as one organization placing two
+   * hundred.
    */
-  async dispatch(orgId: string): Promise<void> {
+  async dispatch(orgId?: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, DISPATCH_GATHER_MS));
-    await this.jobs.dispatchStarted(orgId);
-    const org = await this.orgs.dialingOf(orgId);
-    // A disabled tenant dials nothing.
-    if (!org || org.disabled) return;
-    const limits = effectiveLimits(org);
-    const carriers = new Map([[orgId, this.carriers.get(org.carrierProvider)]]);
-    for (;;) {
-      const admission = await this.limits.admit(orgId, limits);
-      await this.dial(admission.callIds, carriers, org.spendLimited ? orgId : null);
-      if (admission.retryAt) await this.jobs.dispatch(orgId, admission.retryAt.getTime() - Date.now());
-      if (!admission.full) return;
+    let orgIds = await this.jobs.takeRequested(DISPATCH_ORGS);
+    // More requested than one pass takes: the rest is taken pass by pass.
+    let more = orgIds.length === DISPATCH_ORGS;
+    if (orgId && !orgIds.includes(orgId)) orgIds.push(orgId);
+    while (orgIds.length > 0) {
+      const full = await this.admitAndDial(orgIds);
+      const next = more ? await this.jobs.takeRequested(DISPATCH_ORGS) : [];
+      more = next.length === DISPATCH_ORGS;
+      orgIds = [...new Set([...full, ...next])];
+    }
+  }
+
+  /**
+   * One pass of a dispatch: each organization's admission (one script each, issued together), then
+   * one dial for the calls of all of them; a tenant with a spend limit is dialed on its own (its
+   * row locked for the check). Returns the organizations whose batch was full: more of their calls
+   * may be admissible now. Taken from the requests, the organizations are requested again if the
+   * pass fails (Redis or Postgres away), so the job's retry, or the next dispatch, serves them.
+   */
+  private async admitAndDial(orgIds: string[]): Promise<string[]> {
+    try {
+      const contexts = await this.orgs.dialingOf(orgIds);
+      // A disabled tenant dials nothing.
+      const enabled = [...contexts].filter(([, org]) => !org.disabled);
+      const admissions = await Promise.all(enabled.map(([id, org]) => this.limits.admit(id, effectiveLimits(org))));
+      const carriers = new Map(enabled.map(([id, org]) => [id, this.carriers.get(org.carrierProvider)]));
+      const batch: string[] = [];
+      const full: string[] = [];
+      for (const [i, [id, org]] of enabled.entries()) {
+        const admission = admissions[i];
+        if (admission.retryAt) await this.jobs.dispatchLater(id, admission.retryAt.getTime() - Date.now());
+        if (admission.full) full.push(id);
+        if (org.spendLimited) await this.dial(admission.callIds, carriers, id);
+        else batch.push(...admission.callIds);
+      }
+      await this.dial(batch, carriers);
+      return full;
+    } catch (err) {
+      // Redis away as well: the sweeper requests them again from their waiting calls.
+      await this.jobs.dispatch(orgIds).catch(() => undefined);
+      throw err;
     }
   }
 
@@ -266,10 +302,9 @@ export class CallEngine {
     await this.jobs.sendTexts(texts);
     const byOrg = new Map<string, string[]>();
     for (const call of calls) byOrg.set(call.orgId, [...(byOrg.get(call.orgId) ?? []), call.id]);
-    for (const [orgId, ids] of byOrg) {
-      // The freed slots admit the calls waiting for them, if any.
-      if ((await this.limits.release(orgId, ids)) > 0) await this.jobs.dispatch(orgId);
-    }
+    // The freed slots admit the calls waiting for them, if any: one dispatch for all.
+    const waiting = await Promise.all([...byOrg].map(async ([orgId, ids]) => ((await this.limits.release(orgId, ids)) > 0 ? [orgId] : [])));
+    await this.jobs.dispatch(waiting.flat());
     for (const hook of this.hooks) await hook.after(calls);
   }
 }

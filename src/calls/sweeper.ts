@@ -50,7 +50,7 @@ export class CallSweeper {
     await engine.dial(stalled);
 
     // A lost wake-up is made up.
-    for (const orgId of await engine.limits.orgsWithWaitingCalls()) await engine.jobs.dispatch(orgId);
+    await engine.jobs.dispatch(await engine.limits.orgsWithWaitingCalls());
 
     // 4. A tick lost between a call's end and its follow-up.
     for (const id of await this.campaigns.runningIds()) await engine.jobs.campaignTick(id);

@@ -101,6 +101,15 @@ export function redisKey(area: string, tag: string, ...parts: string[]): string 
   return [`${config.redisPrefix}:${area}:{${tag}}`, ...parts].join(':');
 }
 
+/** The replies of a transaction's commands, in order; an aborted transaction or a failed command throws. */
+export function execResults(results: Array<[Error | null, unknown]> | null): unknown[] {
+  if (!results) throw new Error('Redis transaction aborted');
+  return results.map(([err, reply]) => {
+    if (err) throw err;
+    return reply;
+  });
+}
+
 /** The tag of a key made by redisKey. */
 export const tagOf = (key: string): string => key.slice(key.indexOf('{') + 1, key.indexOf('}'));
 

@@ -101,8 +101,9 @@ describe('Redis Cluster: the keys of a busy run', function () {
     const keysWhere = (test: (key: string) => boolean) => [...seen].filter(test);
 
     // An organization's calls (waiting, holding a slot, started in the hour: the admission
-    // script, and the transaction that frees a slot), its pending dispatch and its key creation
-    // limit: one slot.
+    // script, and the transaction that frees a slot) and its key creation limit: one slot. (The
+    // requested dispatches, tag `dispatch`, live for moments: their transactions, refused across
+    // slots, are how every call here got dialed.)
     for (const org of orgs) {
       const keys = keysWhere((key) => key.includes(org.id));
       expect(keys.map(shape), org.id).to.include.members(['calls:{}:waiting', 'calls:{}:active', 'calls:{}:starts', `ratelimit:{}:api-key-create:${org.id}`]);
