@@ -32,11 +32,24 @@ export async function bumpAuthEpoch(redis: RedisClient): Promise<void> {
 }
 
 const MAX_CACHED_KEYS = 10_000;
+/** A reseller with ten thousand tenants acting in each of them: every tenant cached. */
+const MAX_CACHED_TENANTS = 10_000;
 const LAST_USED_FLUSH_MS = 5_000;
 
-/** Keys cached in process, checked against the Redis epoch per request; `last_used_at` batched into one UPDATE every few seconds. */
+/** A key as found, with the epoch its request read (null: Redis did not answer, nothing cached). */
+export interface KeyLookup {
+  key: KeyCredential;
+  epoch: string | null;
+}
+
+/**
+ * Keys, and the tenants resellers' keys act in, cached in process, checked against the Redis epoch
+ * per request; `last_used_at` batched into one UPDATE every few seconds.
+ */
 export class CredentialStore {
   private readonly cache = new Map<string, KeyCredential>();
+  /** By reseller and tenant id: found tenants only (one created a moment later must be found). */
+  private readonly tenants = new Map<string, OrgRef>();
   private cacheEpoch: string | null = null;
   private readonly lastUsed = new Map<string, Date>();
   private readonly timer: NodeJS.Timeout;
@@ -53,11 +66,12 @@ export class CredentialStore {
     this.epoch = new SharedRead(() => this.redis.get(EPOCH_KEY()));
   }
 
-  async findApiKey(raw: string): Promise<KeyCredential | null> {
+  async findApiKey(raw: string): Promise<KeyLookup | null> {
     const hash = hashToken(raw);
     const epoch = await this.readEpoch();
     if (epoch !== null && epoch !== this.cacheEpoch) {
       this.cache.clear();
+      this.tenants.clear();
       this.cacheEpoch = epoch;
     }
     let credential = epoch === null ? undefined : this.cache.get(hash);
@@ -75,10 +89,10 @@ export class CredentialStore {
       // Cached only while the cache is still of the epoch read before the lookup: a revocation
       // committed meanwhile bumps it after, and a request that read the new epoch may already have
       // cleared the cache (this lookup's answer, from before the commit, must not outlive that).
-      if (epoch !== null && epoch === this.cacheEpoch) this.remember(hash, credential);
+      if (epoch !== null && epoch === this.cacheEpoch) remember(this.cache, MAX_CACHED_KEYS, hash, credential);
     }
     this.lastUsed.set(credential.keyId, new Date());
-    return credential;
+    return { key: credential, epoch };
   }
 
   async findSession(raw: string): Promise<SessionCredential | null> {
@@ -88,8 +102,19 @@ export class CredentialStore {
     return { sessionId: stored.session_id, memberId: stored.member_id, capabilities: stored.capabilities, org: stored.org };
   }
 
-  findTenant(resellerId: string, tenantId: string): Promise<OrgRef | null> {
-    return this.orgs.findTenantRef(resellerId, tenantId);
+  /**
+   * The reseller's tenant `tenantId`, for a request whose key lookup read `epoch`. Cached as keys are:
+   * what a cached tenant carries (its reseller, whether it is disabled) changes only with the epoch
+   * bumped after the commit (a tenant disabled or enabled, an operator's change of the reseller).
+   */
+  async findTenant(resellerId: string, tenantId: string, epoch: string | null): Promise<OrgRef | null> {
+    const id = `${resellerId}/${tenantId}`;
+    const cached = epoch === null || epoch !== this.cacheEpoch ? undefined : this.tenants.get(id);
+    if (cached) return cached;
+    const tenant = await this.orgs.findTenantRef(resellerId, tenantId);
+    // As for keys: only while the cache is still of the epoch this request read before the lookup.
+    if (tenant && epoch !== null && epoch === this.cacheEpoch) remember(this.tenants, MAX_CACHED_TENANTS, id, tenant);
+    return tenant;
   }
 
   async flushLastUsed(): Promise<void> {
@@ -117,9 +142,10 @@ export class CredentialStore {
       return null;
     }
   }
+}
 
-  private remember(hash: string, credential: KeyCredential): void {
-    if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(hash, credential);
-  }
+/** Adds to a bounded cache, the oldest entry making room. */
+function remember<V>(cache: Map<string, V>, max: number, key: string, value: V): void {
+  if (cache.size >= max) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
 }

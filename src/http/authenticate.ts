@@ -16,9 +16,13 @@ export function authenticate(store: CredentialStore): RequestHandler {
     let actor: Actor | null = null;
     /** The tenants a restricted key may act in (CONTRACT.md §5); null: no restriction. */
     let onlyTenants: ReadonlySet<string> | null = null;
+    /** The auth epoch the key's lookup read: the tenant's lookup is of the same. */
+    let epoch: string | null = null;
     if (token?.startsWith(API_KEY_PREFIX)) {
-      const key = await store.findApiKey(token);
-      if (key) {
+      const found = await store.findApiKey(token);
+      if (found) {
+        const { key } = found;
+        epoch = found.epoch;
         actor = {
           via: 'api_key',
           keyId: key.keyId,
@@ -56,7 +60,7 @@ export function authenticate(store: CredentialStore): RequestHandler {
       if (actor.via !== 'api_key') {
         throw new ForbiddenError('tenant_header_requires_api_key', 'X-Tenant-Id works with API keys only, not with a session.');
       }
-      const tenant = await store.findTenant(actor.ownerOrg.id, tenantId);
+      const tenant = await store.findTenant(actor.ownerOrg.id, tenantId, epoch);
       if (!tenant) throw new NotFoundError('tenant', 'No tenant with this id belongs to your account.');
       // Reseller access is the operator's to take away, and with it the account's own tenants.
       // (Any other id stays 404: SPEC.md §4.1 rule 1.)

@@ -55,9 +55,59 @@ describe('CredentialStore', () => {
       const seen = store.findApiKey(other);
       await tick();
       db.answerLookups();
-      expect((await slow)?.keyId, 'the request that came before the revocation').to.equal('key_victim');
-      expect((await seen)?.keyId).to.equal('key_other');
+      expect((await slow)?.key.keyId, 'the request that came before the revocation').to.equal('key_victim');
+      expect((await seen)?.key.keyId).to.equal('key_other');
       expect(await store.findApiKey(victim), 'after the revocation').to.equal(null);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a tenant's lookup that ran before it was disabled is not cached once a request read the epoch the disable bumped; one after is, until the next bump", async () => {
+    const db = fakeCredentials();
+    const key = newApiKey();
+    db.add(key, 'key_reseller');
+    let epoch = '5';
+    const redis = { get: () => Promise.resolve(epoch) } as unknown as RedisClient;
+    const tenant = { id: 'org_tenant', parentId: 'org_1', isReseller: false, disabled: false };
+    let lookups = 0;
+    const held: (() => void)[] = [];
+    const orgs = {
+      // The row as the lookup reads it now; it answers when the test says.
+      findTenantRef: () => {
+        lookups++;
+        const row = { ...tenant };
+        return new Promise((resolve) => held.push(() => resolve(row)));
+      },
+    } as unknown as OrganizationsRepository;
+    const answer = async () => {
+      await tick();
+      for (const resolve of held.splice(0)) resolve();
+    };
+    const store = new CredentialStore(db.repository, orgs, redis);
+    try {
+      // A request reads epoch 5; its tenant lookup runs, and answers late.
+      const before = (await store.findApiKey(key))!;
+      const slow = store.findTenant('org_1', 'org_tenant', before.epoch);
+      await tick();
+      // The tenant is disabled (the epoch bumped after the commit), and another request sees the new epoch.
+      tenant.disabled = true;
+      epoch = '6';
+      const after = (await store.findApiKey(key))!;
+      await answer();
+      expect((await slow)?.disabled, 'the request that came before the disable').to.equal(false);
+      const seen = store.findTenant('org_1', 'org_tenant', after.epoch);
+      await answer();
+      expect((await seen)?.disabled, 'after the disable').to.equal(true);
+      // Cached from then on, until the epoch moves again.
+      expect((await store.findTenant('org_1', 'org_tenant', (await store.findApiKey(key))!.epoch))?.disabled).to.equal(true);
+      expect(lookups).to.equal(2);
+      tenant.disabled = false;
+      epoch = '7';
+      const next = store.findTenant('org_1', 'org_tenant', (await store.findApiKey(key))!.epoch);
+      await answer();
+      expect((await next)?.disabled, 'after it was enabled again').to.equal(false);
+      expect(lookups).to.equal(3);
     } finally {
       await store.close();
     }

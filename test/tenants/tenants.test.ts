@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { STARTER_SERVICES } from '../../src/tenants/industry-catalog.js';
-import { app, asCaller, createOrg, expectError, expectStatus, keyWith, operator } from '../helpers/api.js';
+import type { RinglaneApp } from '../../src/app.js';
+import { app, asCaller, bearer, createOrg, expectError, expectStatus, keyWith, newApp, operator } from '../helpers/api.js';
 import { createTenant, reseller } from '../helpers/tenants.js';
 
 describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
@@ -152,6 +153,27 @@ describe('tenants (SPEC.md §4.1, CONTRACT.md "Tenant")', () => {
       expectError(await inside.post('/v1/agents', { name: 'Nope' }), 403, 'tenant_disabled');
       expect(expectStatus(await owner.as.patch(`/v1/tenants/${tenant.id}`, { disabled: false }), 200).body.disabled).to.equal(false);
       expectStatus(await inside.post('/v1/contacts', { name: 'After', phone_number: '+14155550113' }), 201);
+    });
+
+    it('a disable through one API process holds at once in another that had the tenant cached, and so does the enable', async () => {
+      const owner = await reseller();
+      const tenant = await createTenant(owner);
+      const [a, b] = [await newApp(), await newApp()];
+      try {
+        const inside = (instance: RinglaneApp) => (method: 'post' | 'patch', path: string, body: object) =>
+          request(instance.app)[method](path).set('Authorization', bearer(owner.key)).set('X-Tenant-Id', tenant.id).send(body);
+        const contact = (n: number) => ({ name: `Contact ${n}`, phone_number: `+1415555${String(1200 + n)}` });
+        // Process b acts in the tenant (the tenant cached there), a disables it.
+        expectStatus(await inside(b)('post', '/v1/contacts', contact(1)), 201);
+        expectStatus(await request(a.app).patch(`/v1/tenants/${tenant.id}`).set('Authorization', bearer(owner.key)).send({ disabled: true }), 200);
+        expectError(await inside(b)('post', '/v1/contacts', contact(2)), 403, 'tenant_disabled');
+        expectError(await inside(b)('post', '/v1/contacts', contact(3)), 403, 'tenant_disabled');
+        expectStatus(await request(a.app).patch(`/v1/tenants/${tenant.id}`).set('Authorization', bearer(owner.key)).send({ disabled: false }), 200);
+        expectStatus(await inside(b)('post', '/v1/contacts', contact(4)), 201);
+      } finally {
+        await a.close();
+        await b.close();
+      }
     });
 
     it('a tenant never has a public booking page; PUT /v1/booking-page inside it is 403 not_available_for_tenant', async () => {
