@@ -170,13 +170,18 @@ export class Dispatcher {
     // Claim in useful amounts: a claim costs one round trip whatever it brings.
     if (room < Math.max(1, Math.floor(this.settings.concurrency / 4))) return;
     // A lane takes more once it is down to half of `ahead`, then up to `ahead`: one claim serves
-    // many attempts, and the lane never runs dry meanwhile.
+    // many attempts, and the lane never runs dry meanwhile. But no lane more than its share of the
+    // room while others want: many endpoints with a few deliveries each (a reseller's tenants), or
+    // named by notifications whose deliveries another worker took, would otherwise each reserve a
+    // whole `ahead` of the room, so that a claim served a handful of them and the rest waited for
+    // the next scan.
+    const wanting = [...this.candidates].filter((endpointId) => this.wantsMore(endpointId));
+    const share = Math.ceil(room / wanting.length);
     const wanted: Array<{ endpointId: string; quota: number }> = [];
     let left = room;
-    for (const endpointId of this.candidates) {
+    for (const endpointId of wanting) {
       if (left <= 0) break;
-      if (!this.wantsMore(endpointId)) continue;
-      const quota = Math.min(this.ahead(endpointId) - this.lanes.load(endpointId), left);
+      const quota = Math.min(this.ahead(endpointId) - this.lanes.load(endpointId), share, left);
       wanted.push({ endpointId, quota });
       left -= quota;
     }
@@ -213,6 +218,8 @@ export class Dispatcher {
       if ((got.get(endpointId) ?? 0) === quota) this.candidates.add(endpointId);
     }
     this.roomLimited = left <= 0;
+    // Endpoints the room did not reach this time are claimed for at once, while room is left.
+    if (wanted.length < wanting.length) this.claimAgain = true;
     this.pump();
   }
 

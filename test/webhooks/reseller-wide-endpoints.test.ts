@@ -243,6 +243,13 @@ describe('reseller-wide webhook endpoints: what they receive (real calls, relay,
     expect(arrivals(plain)).to.deep.equal(busyCall(calls.own.id, owner.id, null).sort());
 
     // The delivery log: the reseller's deliveries (of both its endpoints), each naming its tenant ...
+    // (read once every attempt is recorded: the worker records a receiver's answers in batches, after them)
+    await waitUntil(
+      'the attempts recorded',
+      async () => (await deliveries(owner.as)).every((d: any) => d.status === 'succeeded'),
+      10_000,
+      () => 'the reseller’s deliveries are not all succeeded',
+    );
     const ownLog = await deliveries(owner.as);
     const twice = (line: string) => [line, line];
     expect(deliveryLines(ownLog)).to.deep.equal(

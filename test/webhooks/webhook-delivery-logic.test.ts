@@ -157,6 +157,67 @@ describe('signing during a secret rotation (stage 1, prepare; CONTRACT.md §4)',
   });
 });
 
+/**
+ * A dispatcher over faked statements, whose sender accepts every delivery at once and notes it.
+ * It scans once a minute: what it sends sooner, it sent without waiting for a scan.
+ */
+function fakedDispatcher(claims: Claims, range: { from: Date; to: Date }, lanes: { concurrency: number; endpointConcurrency: number }) {
+  const sent: Array<{ id: string; at: number }> = [];
+  const sender = {
+    send: async (request: PreparedRequest): Promise<SendResult> => {
+      sent.push({ id: request.headers['webhook-id'], at: Date.now() });
+      return { kind: 'accepted', status: 200, body: '', durationMs: 1 };
+    },
+  } as unknown as DeliverySender;
+  const metrics = { countAttempt() {}, observeLatency() {} };
+  const recorder = new AttemptRecorder({ record: async () => [] }, metrics, 120);
+  const dispatcher = new Dispatcher(claims, recorder, sender, {
+    ...lanes,
+    leaseSeconds: 30,
+    pollMs: 60_000,
+    retained: () => range,
+    policy: { maxAttempts: 3, backoffBaseMs: 100, timeoutMs: 1000 },
+  });
+  return { dispatcher, sent };
+}
+
+/** Polls until `done` or 5 s passed (the test then fails on what it finds). */
+async function waitFor(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('the dispatcher’s claims over many endpoints (its statements and sender faked)', () => {
+  it('a scan finding a thousand endpoints, most of whose deliveries another worker took, sends the rest at once, not one claim of a few endpoints per scan', async () => {
+    const range = { from: new Date(0), to: new Date(Date.now() + 86_400_000) };
+    const endpoints = Array.from({ length: 1000 }, (_, i) => `whe_${String(i).padStart(4, '0')}`);
+    // Two due deliveries each at the last ten endpoints; the others' are already taken.
+    const due = new Map(endpoints.slice(-10).map((id) => [id, [`dlv_${id}_a`, `dlv_${id}_b`]]));
+    const asked: number[] = [];
+    const claims = {
+      openRange: async () => range,
+      openEndpoints: async () => endpoints.map((id) => ({ id, paced: false })),
+      claimDue: async (wanted: Array<{ endpointId: string; quota: number }>) => {
+        asked.push(wanted.length);
+        return wanted.flatMap(({ endpointId, quota }) =>
+          (due.get(endpointId) ?? []).splice(0, quota).map((id) => target({ delivery_id: id, endpoint_id: endpointId })),
+        );
+      },
+      claimPaced: async () => [],
+      release: async () => undefined,
+    } as unknown as Claims;
+    const { dispatcher, sent } = fakedDispatcher(claims, range, { concurrency: 200, endpointConcurrency: 50 });
+    dispatcher.start();
+    await waitFor(() => sent.length === 20);
+    await dispatcher.stop();
+
+    expect(sent.map((s) => s.id).sort()).to.deep.equal(endpoints.slice(-10).flatMap((id) => [`dlv_${id}_a`, `dlv_${id}_b`]));
+    // Every endpoint asked for, each claim sharing the room (twice the concurrency) among them.
+    expect(asked.reduce((a, b) => a + b, 0)).to.be.at.least(1000);
+    expect(Math.max(...asked)).to.equal(400);
+  });
+});
+
 describe('a rate-limited endpoint’s lane (the dispatcher, with its statements and sender faked)', () => {
   it('sends each delivery in its send slot, in slot order, and gives back one whose slot passed more than PACE_LATE_MS ago', async () => {
     const range = { from: new Date(0), to: new Date(Date.now() + 86_400_000) };
@@ -177,26 +238,9 @@ describe('a rate-limited endpoint’s lane (the dispatcher, with its statements 
         if (targets.length > 0) given.push(targets.map((t) => t.delivery_id));
       },
     } as unknown as Claims;
-    const sent: Array<{ id: string; at: number }> = [];
-    const sender = {
-      send: async (request: PreparedRequest): Promise<SendResult> => {
-        sent.push({ id: request.headers['webhook-id'], at: Date.now() });
-        return { kind: 'accepted', status: 200, body: '', durationMs: 1 };
-      },
-    } as unknown as DeliverySender;
-    const metrics = { countAttempt() {}, observeLatency() {} };
-    const recorder = new AttemptRecorder({ record: async () => [] }, metrics, 120);
-    const dispatcher = new Dispatcher(claims, recorder, sender, {
-      concurrency: 10,
-      endpointConcurrency: 10,
-      leaseSeconds: 30,
-      pollMs: 60_000,
-      retained: () => range,
-      policy: { maxAttempts: 3, backoffBaseMs: 100, timeoutMs: 1000 },
-    });
+    const { dispatcher, sent } = fakedDispatcher(claims, range, { concurrency: 10, endpointConcurrency: 10 });
     dispatcher.start();
-    const deadline = Date.now() + 5000;
-    while (sent.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => sent.length >= 3);
     await dispatcher.stop();
 
     expect(given).to.deep.equal([['dlv_3']]);
