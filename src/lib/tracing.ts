@@ -32,7 +32,9 @@ import type { SpanOptions, SpanValue, Tracing, WorkSpan } from './telemetry.js';
  * The process kinds whose spans each name their parent (`inSpan`'s `parent`, the call's trace read
  * from its event): the relay and the webhooks worker. Their statements and Redis commands serve
  * batches of many calls' events, so they belong to no one call's trace and get no span; nothing
- * there needs a context carried across an `await`.
+ * there needs a context carried across an `await`, and pg and ioredis are not instrumented (the
+ * instrumentation would only check each statement and command for a parent it never has), nor
+ * their imports hooked.
  */
 const EXPLICIT_PARENTS = new Set(['relay', 'webhooks']);
 
@@ -196,17 +198,10 @@ function spanStart(options: SpanOptions): [OtelSpanOptions, Context] {
   return [{ kind: KINDS[options.kind ?? 'internal'], links, attributes: definedOnly(options.attributes) }, parentContext];
 }
 
-/**
- * Starts the OpenTelemetry SDK for one process kind (`service.name` ringlane-<kind>), exporting
- * over OTLP/HTTP as the standard `OTEL_*` variables say. Loaded before the application, so that
- * pg and ioredis are instrumented as they load (ESM through import-in-the-middle).
- */
-export function startTracing(kind: string): Tracing {
+/** Spans for the SQL statements and Redis commands made inside a span: pg and ioredis instrumented as they load. */
+function instrumentClients(provider: NodeTracerProvider): void {
   // Hooks ESM imports (express, ioredis reached from ESM modules); CommonJS requires are hooked by the instrumentations themselves.
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': `ringlane-${kind}` }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor(process.env)] });
-  provider.register(EXPLICIT_PARENTS.has(kind) ? { contextManager: new SynchronousContextManager() } : {});
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
@@ -216,6 +211,20 @@ export function startTracing(kind: string): Tracing {
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
+}
+
+/**
+ * Starts the OpenTelemetry SDK for one process kind (`service.name` ringlane-<kind>), exporting
+ * over OTLP/HTTP as the standard `OTEL_*` variables say. Loaded before the application, so that
+ * pg and ioredis are instrumented as they load (ESM through import-in-the-middle), in the
+ * processes whose spans have statements and commands beneath them (not EXPLICIT_PARENTS').
+ */
+export function startTracing(kind: string): Tracing {
+  const explicitParents = EXPLICIT_PARENTS.has(kind);
+  const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': `ringlane-${kind}` }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor(process.env)] });
+  provider.register(explicitParents ? { contextManager: new SynchronousContextManager() } : {});
+  if (!explicitParents) instrumentClients(provider);
   const tracer = trace.getTracer('ringlane');
   return {
     traceparent() {
