@@ -6,7 +6,8 @@
 // every process (the service's, their Postgres backends, Redis); the highest rate held; a burst;
 // the API against bare Express; the idle cost. What each figure means: docs/operations.md#benchmarks.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +61,13 @@ const TENANTS = numberFrom('BENCH_TENANTS', 100);
 /** BENCH_TRACING=1: the service exports its traces (OTLP/HTTP at its default, protobuf) to a sink in a process of its own, as it would to a collector elsewhere. */
 const TRACING = process.env.BENCH_TRACING === '1';
 const SINK_PORT = numberFrom('BENCH_SINK_PORT', 3913);
+/**
+ * BENCH_BARRIER=<path>: runs of bench:load started together (bench:tracing's pairs) each wait
+ * there after the warm-up until BENCH_BARRIER_PARTIES of them have arrived, so that their measured
+ * phases run at the same moments of the machine.
+ */
+const BARRIER = process.env.BENCH_BARRIER;
+const BARRIER_PARTIES = numberFrom('BENCH_BARRIER_PARTIES', 2);
 const REDIS_PREFIX = DATABASE;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const OPERATOR_TOKEN = 'bench-operator-token-0123456789';
@@ -69,6 +77,15 @@ const EVENTS_PER_CALL = 4;
 const GOAL = { postP99: 250, arrivalP99: 1000, cpuPerEvent: 1.5, postgresPerCall: 2, apiRatio: 0.5, apiP99: 25, idleCore: 1 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Marks this run as arrived at BENCH_BARRIER (a file `<path>.<port>`) and waits for the others, at most ten minutes. */
+async function meetAtBarrier(path: string): Promise<void> {
+  writeFileSync(`${path}.${PORT}`, '');
+  const arrived = () => readdirSync(dirname(path)).filter((f) => f.startsWith(`${basename(path)}.`)).length;
+  for (const deadline = Date.now() + 600_000; arrived() < BARRIER_PARTIES; await sleep(50)) {
+    if (Date.now() > deadline) throw new Error(`bench: the other runs did not reach the barrier ${path}`);
+  }
+}
 const wallClock = () => performance.timeOrigin + performance.now();
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -634,6 +651,7 @@ async function main(): Promise<void> {
     console.log(
       `\nwarm-up, not in the table: 10 s at 50 calls/s; POST p99 ${fmt(percentile(warm.report.latencies, 99))} ms, arrival p99 ${fmt(percentile(warm.arrivals, 99))} ms`,
     );
+    if (BARRIER) await meetAtBarrier(BARRIER);
 
     let highest = 0;
     if (PHASES.has('rates')) {

@@ -1,14 +1,28 @@
-// npm run bench:tracing — what tracing costs: bench:load's burst with tracing off and on, in
-// alternating rounds (each a whole `npm start` of its own), then per process the median CPU per
-// delivered event and the ratio on/off, and what tracing adds in the processes it runs in (the
-// service's: Postgres and Redis run none of it, and their run-to-run spread is larger than
-// tracing's cost). See docs/operations.md#benchmarks.
+// npm run bench:tracing — what tracing costs: bench:load's burst with tracing off and on, each a
+// whole `npm start` of its own, then per process the median CPU per delivered event and the ratio
+// on/off, and what tracing adds in the processes it runs in (the service's: Postgres and Redis run
+// none of it). By default each round runs the two side by side, their measured phases started
+// together (BENCH_BARRIER): this machine's speed drifts by a third from one minute to the next, far
+// more than tracing costs, and a pair shares it. BENCH_TRACING_PAIRED=0: one after the other, in
+// alternating rounds, as before. See docs/operations.md#benchmarks.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { median } from './harness.js';
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PAIRED = process.env.BENCH_TRACING_PAIRED !== '0';
+/** The traced run of a pair: ports and a database of its own beside the untraced run's defaults. */
+const TRACED_BESIDE = {
+  BENCH_PORT: '3920',
+  BENCH_RECEIVER_PORT: '3921',
+  BENCH_BARE_PORT: '3922',
+  BENCH_SINK_PORT: '3923',
+  BENCH_DATABASE: 'ringlane_bench_load_traced',
+};
 const fmt = (n: number, digits: number) => n.toFixed(digits);
 
 /** The service's own processes' CPU per event: every process but Postgres's backends and Redis. */
@@ -25,9 +39,12 @@ const WORKLOAD = RATE
   ? { name: `bench:load's open model at ${RATE} calls/s`, env: { BENCH_PHASES: 'rates', BENCH_RATES: RATE, BENCH_BREAKDOWN: '1' }, heading: '\nopen model:' }
   : { name: "bench:load's burst", env: { BENCH_PHASES: 'burst' }, heading: '\nburst:' };
 
+/** The whole system's CPU per event; side by side, without Redis, one server that both runs used and each counted whole. */
+const systemOf = (perEvent: Map<string, number>) => (perEvent.get('all (sum)') ?? NaN) - (PAIRED ? (perEvent.get('redis-server') ?? 0) : 0);
+
 /** CPU ms per delivered event by process, and `all (sum)`, as one run of the workload printed them. */
-async function burst(tracing: boolean): Promise<Map<string, number>> {
-  const env = { ...process.env, ...WORKLOAD.env, BENCH_TRACING: tracing ? '1' : '0' };
+async function burst(tracing: boolean, beside: Record<string, string> = {}): Promise<Map<string, number>> {
+  const env = { ...process.env, ...WORKLOAD.env, BENCH_TRACING: tracing ? '1' : '0', ...beside };
   const { stdout } = await run(process.execPath, ['dist/scripts/bench/load.js'], { env, maxBuffer: 16 * 1024 * 1024 });
   const perEvent = new Map<string, number>();
   const burstAt = stdout.indexOf(WORKLOAD.heading);
@@ -39,32 +56,46 @@ async function burst(tracing: boolean): Promise<Map<string, number>> {
   return perEvent;
 }
 
+/** One round's two runs side by side, meeting at a barrier before the measured phase. */
+async function pair(): Promise<{ off: Map<string, number>; on: Map<string, number> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-tracing-'));
+  try {
+    const barrier = { BENCH_BARRIER: join(dir, 'barrier'), BENCH_BARRIER_PARTIES: '2' };
+    const [off, on] = await Promise.all([burst(false, barrier), burst(true, { ...TRACED_BESIDE, ...barrier })]);
+    return { off, on };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const rounds: Array<{ off: Map<string, number>; on: Map<string, number> }> = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const off = await burst(false);
-    const on = await burst(true);
+    const { off, on } = PAIRED ? await pair() : { off: await burst(false), on: await burst(true) };
     rounds.push({ off, on });
     console.log(
-      `round ${round}: CPU ms per delivered event, off ${fmt(off.get('all (sum)') ?? NaN, 3)}, on ${fmt(on.get('all (sum)') ?? NaN, 3)}; ` +
+      `round ${round}: CPU ms per delivered event, off ${fmt(systemOf(off), 3)}, on ${fmt(systemOf(on), 3)}; ` +
         `the service's processes off ${fmt(serviceOf(off), 3)}, on ${fmt(serviceOf(on), 3)}`,
     );
   }
   const processes = [...rounds[0].off.keys()].filter((p) => (rounds[0].off.get(p) ?? 0) >= 0.01 || p === 'all (sum)');
-  console.log(`\nbench:tracing — ${WORKLOAD.name}, tracing off then on, ${ROUNDS} rounds; medians of CPU ms per delivered event`);
+  console.log(
+    `\nbench:tracing — ${WORKLOAD.name}, tracing off and on ${PAIRED ? 'side by side' : 'one after the other'}, ${ROUNDS} rounds; medians of CPU ms per delivered event`,
+  );
   console.log(`  ${'process'.padEnd(30)} ${'off'.padStart(7)} ${'on'.padStart(7)} ${'on/off'.padStart(7)}`);
   for (const name of processes) {
     const off = median(rounds.map((r) => r.off.get(name) ?? 0));
     const on = median(rounds.map((r) => r.on.get(name) ?? 0));
     console.log(`  ${name.padEnd(30)} ${fmt(off, 3).padStart(7)} ${fmt(on, 3).padStart(7)} ${fmt(on / off, 2).padStart(7)}`);
   }
-  const ratios = rounds.map((r) => (r.on.get('all (sum)') ?? NaN) / (r.off.get('all (sum)') ?? NaN));
-  console.log(`  each round's on/off, whole system: ${ratios.map((r) => fmt(r, 2)).join(', ')} (median ${fmt(median(ratios), 2)}; goal: at most 1.10)`);
+  const ratios = rounds.map((r) => systemOf(r.on) / systemOf(r.off));
+  const whole = `whole system${PAIRED ? ' but the Redis both shared' : ''}`;
+  console.log(`  each round's on/off, ${whole}: ${ratios.map((r) => fmt(r, 2)).join(', ')} (median ${fmt(median(ratios), 2)}; goal: at most 1.10)`);
   const added = median(rounds.map((r) => serviceOf(r.on) - serviceOf(r.off)));
-  const base = median(rounds.map((r) => r.off.get('all (sum)') ?? NaN));
+  const base = median(rounds.map((r) => systemOf(r.off)));
   console.log(
     `  added in the service's processes, where tracing runs: median ${fmt(added, 3)} ms per event, ` +
-      `${fmt((100 * added) / base, 1)}% of the whole system's ${fmt(base, 3)} ms off (goal: at most 10%)`,
+      `${fmt((100 * added) / base, 1)}% of the ${whole}'s ${fmt(base, 3)} ms off (goal: at most 10%)`,
   );
 }
 
