@@ -99,7 +99,9 @@ const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
  */
 function spanContextOf(traceparent: string | null | undefined): SpanContext | undefined {
   if (!traceparent) return undefined;
-  if (traceparent === lastRead.traceparent) return lastRead.context;
+  const hit = recentlyRead[0].traceparent === traceparent ? 0 : recentlyRead[1].traceparent === traceparent ? 1 : -1;
+  if (hit === 1) recentlyRead.reverse();
+  if (hit !== -1) return recentlyRead[0].context;
   let context: SpanContext | undefined;
   if (TRACEPARENT.test(traceparent)) {
     const traceId = traceparent.slice(3, 35);
@@ -107,12 +109,19 @@ function spanContextOf(traceparent: string | null | undefined): SpanContext | un
     if (traceId !== INVALID_TRACE_ID && spanId !== INVALID_SPAN_ID)
       context = { traceId, spanId, traceFlags: parseInt(traceparent.slice(53), 16) & 1, isRemote: true };
   }
-  lastRead = { traceparent, context };
+  recentlyRead[1] = recentlyRead[0];
+  recentlyRead[0] = { traceparent, context };
   return context;
 }
 
-/** The last traceparent read: a relay batch's, which the span of each event it relayed links to, is read once. */
-let lastRead: { traceparent: string; context: SpanContext | undefined } = { traceparent: '', context: undefined };
+/**
+ * The last two traceparents read, the latest first: a relay batch's, which the span of each event
+ * it relayed links to beside that event's own parent, is read once.
+ */
+const recentlyRead: Array<{ traceparent: string; context: SpanContext | undefined }> = [
+  { traceparent: '', context: undefined },
+  { traceparent: '', context: undefined },
+];
 
 function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
   return `00-${traceId}-${spanId}-0${(traceFlags & 1).toString(16)}`;
