@@ -43,9 +43,9 @@ const WORKLOAD = RATE
 const systemOf = (perEvent: Map<string, number>) => (perEvent.get('all (sum)') ?? NaN) - (PAIRED ? (perEvent.get('redis-server') ?? 0) : 0);
 
 /** CPU ms per delivered event by process, and `all (sum)`, as one run of the workload printed them. */
-async function burst(tracing: boolean, beside: Record<string, string> = {}): Promise<Map<string, number>> {
+async function burst(tracing: boolean, beside: Record<string, string> = {}, signal?: AbortSignal): Promise<Map<string, number>> {
   const env = { ...process.env, ...WORKLOAD.env, BENCH_TRACING: tracing ? '1' : '0', ...beside };
-  const { stdout } = await run(process.execPath, ['dist/scripts/bench/load.js'], { env, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(process.execPath, ['dist/scripts/bench/load.js'], { env, maxBuffer: 16 * 1024 * 1024, signal });
   const perEvent = new Map<string, number>();
   const burstAt = stdout.indexOf(WORKLOAD.heading);
   if (burstAt === -1) throw new Error(`${WORKLOAD.name} printed no figures:\n${stdout}`);
@@ -59,9 +59,14 @@ async function burst(tracing: boolean, beside: Record<string, string> = {}): Pro
 /** One round's two runs side by side, meeting at a barrier before the measured phase. */
 async function pair(): Promise<{ off: Map<string, number>; on: Map<string, number> }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-tracing-'));
+  const stop = new AbortController();
   try {
     const barrier = { BENCH_BARRIER: join(dir, 'barrier'), BENCH_BARRIER_PARTIES: '2' };
-    const [off, on] = await Promise.all([burst(false, barrier), burst(true, { ...TRACED_BESIDE, ...barrier })]);
+    const runs = [burst(false, barrier, stop.signal), burst(true, { ...TRACED_BESIDE, ...barrier }, stop.signal)];
+    // A run that fails never reaches the barrier: the other is stopped (SIGTERM, it stops its
+    // service) rather than left waiting there ten minutes.
+    for (const r of runs) r.catch(() => stop.abort());
+    const [off, on] = await Promise.all(runs);
     return { off, on };
   } finally {
     rmSync(dir, { recursive: true, force: true });
