@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import net from 'node:net';
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { db } from '../helpers/db.js';
 import request from 'supertest';
@@ -56,17 +56,38 @@ describe('the web process on a port already taken', () => {
   });
 });
 
+/** Resolves once `worker` logs that it started. */
+function workerStarted(worker: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    worker.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker started') && resolve());
+    worker.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+  });
+}
+
 describe('a worker process', () => {
   it('on SIGTERM closes its worker and exits 0', async function () {
     this.timeout(30_000);
     const worker = startProcess('workers/maintenance.ts', { LOG_LEVEL: 'info' });
     try {
-      await new Promise<void>((resolve, reject) => {
-        worker.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker started') && resolve());
-        worker.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
-      });
+      await workerStarted(worker);
       worker.kill('SIGTERM');
       expect(await exitCodeOf(worker)).to.equal(0);
+    } finally {
+      worker.kill('SIGKILL');
+    }
+  });
+
+  it('on SIGTERM exits though its log reader is gone (a supervisor killed), rather than retrying the write forever', async function () {
+    this.timeout(30_000);
+    const worker = startProcess('workers/maintenance.ts', { LOG_LEVEL: 'info' });
+    try {
+      await workerStarted(worker);
+      // Its stdout's reader closes: what it logs while stopping meets EPIPE.
+      worker.stdout!.destroy();
+      worker.kill('SIGTERM');
+      const stillRunning = new Promise<unknown[]>((r) => setTimeout(() => r(['still running 15 s after SIGTERM']), 15_000));
+      const [code] = await Promise.race([once(worker, 'exit'), stillRunning]);
+      expect(code).to.be.a('number');
     } finally {
       worker.kill('SIGKILL');
     }
