@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { eventTenantIdSql } from '../events/events.repository.js';
 import { daysOf, dayStart, inRange, rangeFrom, spanning, type HistoryRange } from '../history/history-range.js';
 import type { DeliveryTarget } from './delivery-request.js';
+import { PACE_LATE_MS } from './delivery-lanes.js';
 
 /**
  * The columns an attempt needs, selected with the delivery, its endpoint and its event. The
@@ -18,6 +19,16 @@ const TARGET = `w.url, w.secret, w.field_aliases, w.extra_payload, w.custom_head
  * can go, and the next claims (the workers poll every 500 ms) take the slots after.
  */
 export const PACE_HORIZON_SECONDS = 1;
+
+/**
+ * The seconds that `rate` successive send slots of an endpoint span: a second, plus
+ * PACE_LATE_MS. A send may leave up to PACE_LATE_MS after its slot, so with slots exactly
+ * 1/rate apart a late one and the rate-th after it, on time, would be less than a second apart:
+ * rate + 1 sends in one second. Spaced this way, any rate + 1 sends span at least a second,
+ * however late each was within PACE_LATE_MS; the endpoint gets at most its rate in any
+ * one-second window, at the cost of a pace PACE_LATE_MS/1000 (5%) under it.
+ */
+export const PACE_SECONDS_PER_RATE = 1 + PACE_LATE_MS / 1000;
 
 /** An endpoint the scan found with open deliveries; `paced`: it has a rate limit. */
 export interface OpenEndpoint {
@@ -60,27 +71,27 @@ const CLAIM_DUE = claimStatement(`mine AS (
       ) due
   )`);
 
-/** `claimPaced`: rate-limited endpoints, locked, their send slots within the horizon ($6). */
+/** `claimPaced`: rate-limited endpoints, locked, their send slots ($7 / rate s apart) within the horizon ($6). */
 const CLAIM_PACED = claimStatement(
   `paced AS (
-    SELECT w.id, want.quota, w.rate_limit_per_second AS rate, greatest(w.paced_until, now()) AS start
+    SELECT w.id, want.quota, $7::float8 / w.rate_limit_per_second AS spacing, greatest(w.paced_until, now()) AS start
       FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
       JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NOT NULL
        FOR UPDATE OF w SKIP LOCKED
   ), mine AS (
     SELECT due.id, due.created_at,
-           p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) / p.rate::float8) AS send_at
+           p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) * p.spacing) AS send_at
       FROM paced p CROSS JOIN LATERAL (
         SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
          WHERE ${DUE_OF('p.id')}
          ORDER BY d.next_attempt_at
          -- The slots that start within the horizon.
-         LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) * p.rate)))::int
+         LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) / p.spacing)))::int
          FOR UPDATE OF d SKIP LOCKED
       ) due
   )`,
   `, paced_on AS (
-    UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n / p.rate::float8)
+    UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n * p.spacing)
       FROM paced p CROSS JOIN LATERAL (SELECT count(*) AS n FROM claimed c WHERE c.endpoint_id = p.id) taken
      WHERE w.id = p.id AND taken.n > 0
   )`,
@@ -165,14 +176,14 @@ export class DeliveryClaimsRepository {
    * Claims due deliveries of rate-limited endpoints (`rate_limit_per_second`), as `claimDue`
    * does, paced across every worker: each endpoint's row is locked for the statement (a
    * concurrent claim skips the endpoint), the claim takes at most the deliveries whose send
-   * slots (from `paced_until`, or now when that has passed, one every 1/rate s) start within
+   * slots (from `paced_until`, or now when that has passed, one every PACE_SECONDS_PER_RATE/rate s) start within
    * PACE_HORIZON_SECONDS, gives each its slot as `wait_ms` (after the statement ends; negative
    * when the slot began while it ran), and moves `paced_until` past the last slot it took. The
    * deliveries left are still due and get later slots in later claims. An endpoint without a
    * limit (any more) gets nothing here.
    */
   claimPaced(wanted: ClaimWanted, leaseSeconds: number, range: HistoryRange): Promise<DeliveryTarget[]> {
-    return this.claim('webhook_claim_paced', CLAIM_PACED, wanted, leaseSeconds, range, PACE_HORIZON_SECONDS);
+    return this.claim('webhook_claim_paced', CLAIM_PACED, wanted, leaseSeconds, range, PACE_HORIZON_SECONDS, PACE_SECONDS_PER_RATE);
   }
 
   /** Runs a claim statement: $1, $2 what is wanted, $3 the lease, $4 and $5 the range, then `more`. */

@@ -59,7 +59,7 @@ export class WebhookEndpoint extends OrgOwned {
   @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
   rateLimitPerSecond!: number | null;
 
-  /** End of the last send slot handed out. Microseconds, unlike TIMESTAMP: 1/rate s slots must not shrink by rounding. */
+  /** End of the last send slot handed out. Microseconds, unlike TIMESTAMP: slots 1.05/rate s apart must not shrink by rounding. */
   @Column({ name: 'paced_until', type: 'timestamptz', nullable: true })
   pacedUntil!: Date | null;
 

@@ -113,15 +113,15 @@ describe('webhook maintenance', () => {
        */
       const gaps = (claimed: Array<{ wait_ms?: number | null }>) => claimed.slice(1).map((r, i) => r.wait_ms! - claimed[i].wait_ms!);
 
-      it('hands out send slots 1/rate apart from paced_until, only those starting within the horizon, oldest due first, and moves paced_until past the last', async () => {
+      it('hands out send slots 1.05/rate apart from paced_until, only those starting within the horizon, oldest due first, and moves paced_until past the last', async () => {
         const { endpointId, ids } = await pacedEndpoint(10, 4, '600 milliseconds');
         const start = (await pacedUntil(endpointId))!;
         const claimed = await claimSorted(endpointId, 100);
-        // Slots at +600 and +850 ms start within PACE_HORIZON_SECONDS (1 s); +1100 does not.
+        // At 4/s, slots 262.5 ms apart: +600 and +862.5 ms start within PACE_HORIZON_SECONDS (1 s); +1125 does not.
         expect(claimed.map((r) => r.delivery_id)).to.deep.equal(ids.slice(0, 2));
         expect(claimed[0].wait_ms).to.be.within(450, 600);
-        expect(gaps(claimed)[0]).to.be.within(230, 251);
-        expect(await pacedUntil(endpointId)).to.equal(await plus(start, 500));
+        expect(gaps(claimed)[0]).to.be.within(243, 264);
+        expect(await pacedUntil(endpointId)).to.equal(await plus(start, 525));
       });
 
       it('starts from now when paced_until has passed; a quota smaller than the slots moves it only past the slots taken; nothing due moves nothing', async () => {
@@ -130,11 +130,12 @@ describe('webhook maintenance', () => {
         expect(claimed.map((r) => r.delivery_id)).to.deep.equal(ids.slice(0, 4));
         // The first slot began when the claim did: by its end, it is a few ms old.
         expect(claimed[0].wait_ms).to.be.within(-50, 1);
-        for (const gap of gaps(claimed)) expect(gap).to.be.within(230, 251);
+        // Slots at +0, +262.5, +525 and +787.5 ms; +1050 is past the horizon.
+        for (const gap of gaps(claimed)) expect(gap).to.be.within(243, 264);
         const small = await pacedEndpoint(5, 4, '200 milliseconds');
         const start = (await pacedUntil(small.endpointId))!;
         expect((await claimSorted(small.endpointId, 1)).map((r) => r.delivery_id)).to.deep.equal([small.ids[0]]);
-        expect(await pacedUntil(small.endpointId)).to.equal(await plus(start, 250));
+        expect(await pacedUntil(small.endpointId)).to.equal(await plus(start, 262.5));
         const none = await pacedEndpoint(0, 4, '200 milliseconds');
         const unchanged = await pacedUntil(none.endpointId);
         expect(await claimSorted(none.endpointId, 100)).to.deep.equal([]);
@@ -184,9 +185,9 @@ describe('webhook maintenance', () => {
         const claimed = claims.flat().map((r) => r.delivery_id);
         expect(new Set(claimed).size).to.equal(claimed.length);
         expect(claimed.every((id) => ids.includes(id))).to.equal(true);
-        // The horizon: slots from +200 ms up to +1 s (40 of them), and a few more as time passes.
+        // The horizon: slots 21 ms apart from +200 ms up to +1 s (39 of them), and a few more as time passes.
         expect(claimed.length).to.be.within(30, 45);
-        expect(await pacedUntil(endpointId)).to.equal(await plus(start, claimed.length * 20));
+        expect(await pacedUntil(endpointId)).to.equal(await plus(start, claimed.length * 21));
       });
     });
 

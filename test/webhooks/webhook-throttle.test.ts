@@ -14,8 +14,11 @@ const CALLS = 7;
 const EVENTS = CALLS * 4;
 
 /**
- * Arrivals may lag the send slots (exactly 1/rate apart): up to PACE_LATE_MS (50 ms) per send, more
- * for a process's first request, plus the receiver's own event loop. Measured: first arrival ≤ ~45 ms late.
+ * The send slots are 1.05/rate s apart, so that rate + 1 sends span a second even when the
+ * first left PACE_LATE_MS (50 ms) after its slot. What the test cannot hold the sender to is the
+ * way there: a process's first request takes longer (seen on a slow machine: the first arrival
+ * 105 ms behind the sixth, measured from their slots), and the receiver's own event loop adds
+ * jitter. The window is shortened by that much.
  */
 const TOLERANCE_MS = 100;
 
