@@ -25,6 +25,7 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { BullMQOtel } from 'bullmq-otel';
+import { DirectSpans, traceparentOf, type DirectStart } from './direct-spans.js';
 import { ProtobufBatchProcessor } from './otlp-export.js';
 import type { SpanOptions, SpanValue, Tracing, WorkSpan } from './telemetry.js';
 
@@ -123,10 +124,6 @@ const recentlyRead: Array<{ traceparent: string; context: SpanContext | undefine
   { traceparent: '', context: undefined },
 ];
 
-function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
-  return `00-${traceId}-${spanId}-0${(traceFlags & 1).toString(16)}`;
-}
-
 function definedOnly(attributes: Record<string, SpanValue | null | undefined> | undefined): Attributes {
   const out: Attributes = {};
   for (const name in attributes) {
@@ -195,16 +192,20 @@ class RequestSpan {
 
 const requestSpans = new WeakMap<IncomingMessage, RequestSpan>();
 
-/** A span's start options and parent context from ours: its parent (else the active span), links and attributes. */
-function spanStart(options: SpanOptions): [OtelSpanOptions, Context] {
-  const parent = spanContextOf(options.parent);
-  const parentContext = parent ? trace.setSpanContext(context.active(), parent) : context.active();
+/** How a span starts, from our options: its parent named (else none), links and attributes. */
+function startOf(options: SpanOptions): DirectStart {
   const links: Link[] = [];
   for (const link of options.links ?? []) {
     const linked = spanContextOf(link);
     if (linked) links.push({ context: linked });
   }
-  return [{ kind: KINDS[options.kind ?? 'internal'], links, attributes: definedOnly(options.attributes) }, parentContext];
+  return { kind: KINDS[options.kind ?? 'internal'], parent: spanContextOf(options.parent), links, attributes: definedOnly(options.attributes) };
+}
+
+/** The SDK tracer's start options and parent context for a span: the parent named, else the active span. */
+function sdkStart(options: SpanOptions): [OtelSpanOptions, Context] {
+  const { kind, parent, links, attributes } = startOf(options);
+  return [{ kind, links, attributes }, parent ? trace.setSpanContext(context.active(), parent) : context.active()];
 }
 
 /** Spans for the SQL statements and Redis commands made inside a span: pg and ioredis instrumented as they load. */
@@ -222,6 +223,27 @@ function instrumentClients(provider: NodeTracerProvider): void {
   });
 }
 
+/** `inSpan` by the SDK's tracer: the work runs in the span's context, so that the spans of its statements and commands are the span's children. */
+function inSdkSpan<T>(tracer: Tracer, name: string, options: SpanOptions, work: (span: WorkSpan) => Promise<T>): Promise<T> {
+  const [startOptions, parentContext] = sdkStart(options);
+  return tracer.startActiveSpan(name, startOptions, parentContext, async (span) => {
+    const handle: WorkSpan = {
+      get traceparent() {
+        return traceparentOf(span.spanContext());
+      },
+      set: (attributes) => span.setAttributes(definedOnly(attributes)),
+    };
+    try {
+      return await work(handle);
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 /**
  * Starts the OpenTelemetry SDK for one process kind (`service.name` ringlane-<kind>), exporting
  * over OTLP/HTTP as the standard `OTEL_*` variables say. Loaded before the application, so that
@@ -231,20 +253,22 @@ function instrumentClients(provider: NodeTracerProvider): void {
 export function startTracing(kind: string): Tracing {
   const explicitParents = EXPLICIT_PARENTS.has(kind);
   const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': `ringlane-${kind}` }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor(process.env)] });
+  const processor = spanProcessor(process.env);
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register(explicitParents ? { contextManager: new SynchronousContextManager() } : {});
   if (!explicitParents) instrumentClients(provider);
   const tracer = trace.getTracer('ringlane');
+  // Our own spans there (they name their parents): made directly, not by the SDK's tracer.
+  const direct = explicitParents ? new DirectSpans(processor, resource) : null;
+  const activeSpan = (): SpanContext | undefined => direct?.active ?? trace.getActiveSpan()?.spanContext();
   return {
     traceparent() {
-      const span = trace.getActiveSpan();
-      return span ? traceparentOf(span.spanContext()) : null;
+      const active = activeSpan();
+      return active ? traceparentOf(active) : null;
     },
     logFields() {
-      const span = trace.getActiveSpan();
-      if (!span) return null;
-      const { traceId, spanId } = span.spanContext();
-      return { trace_id: traceId, span_id: spanId };
+      const active = activeSpan();
+      return active ? { trace_id: active.traceId, span_id: active.spanId } : null;
     },
     routeMatched(req, route) {
       requestSpans.get(req)?.named(route);
@@ -260,27 +284,10 @@ export function startTracing(kind: string): Tracing {
         else next();
       },
     },
-    inSpan(name, options: SpanOptions, work) {
-      const [startOptions, parentContext] = spanStart(options);
-      return tracer.startActiveSpan(name, startOptions, parentContext, async (span) => {
-        const handle: WorkSpan = {
-          get traceparent() {
-            return traceparentOf(span.spanContext());
-          },
-          set: (attributes) => span.setAttributes(definedOnly(attributes)),
-        };
-        try {
-          return await work(handle);
-        } catch (err) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-          throw err;
-        } finally {
-          span.end();
-        }
-      });
-    },
+    inSpan: (name, options, work) => (direct ? direct.inSpan(name, startOf(options), work) : inSdkSpan(tracer, name, options, work)),
     mark(name, options) {
-      const [startOptions, parentContext] = spanStart(options);
+      if (direct) return direct.mark(name, startOf(options));
+      const [startOptions, parentContext] = sdkStart(options);
       tracer.startSpan(name, startOptions, parentContext).end();
     },
     queues: new BullMQOtel({ tracerName: 'bullmq' }),

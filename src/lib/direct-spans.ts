@@ -1,0 +1,175 @@
+import { performance } from 'node:perf_hooks';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  type AttributeValue,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type HrTime,
+  type Link,
+  type SpanContext,
+  type SpanStatus,
+} from '@opentelemetry/api';
+import { getNumberFromEnv } from '@opentelemetry/core';
+import type { Resource } from '@opentelemetry/resources';
+import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/config.js';
+import { RandomIdGenerator, SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import type { WorkSpan } from './telemetry.js';
+
+/** The scope of the spans made here, as the SDK's tracer `ringlane` names it: one object, so that the exporter batches them as one scope. */
+const SCOPE = { name: 'ringlane' };
+
+const NO_EVENTS: ReadableSpan['events'] = [];
+const UNSET: SpanStatus = { code: SpanStatusCode.UNSET };
+
+/** The W3C `traceparent` (version 00) of a span. */
+export function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): string {
+  return `00-${traceId}-${spanId}-0${(traceFlags & 1).toString(16)}`;
+}
+
+/** Now as OpenTelemetry's HrTime, from the same clock as the SDK's (performance.timeOrigin + performance.now()). */
+function now(): HrTime {
+  const ms = performance.timeOrigin + performance.now();
+  const seconds = Math.trunc(ms / 1000);
+  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
+}
+
+/** One span made without the SDK's tracer: what the span processor reads of an ended span, and no more. */
+class DirectSpan implements ReadableSpan {
+  readonly startTime = now();
+  endTime: HrTime = this.startTime;
+  status = UNSET;
+  readonly events = NO_EVENTS;
+  readonly droppedAttributesCount = 0;
+  readonly droppedEventsCount = 0;
+  readonly droppedLinksCount = 0;
+  readonly instrumentationScope = SCOPE;
+
+  constructor(
+    readonly name: string,
+    readonly kind: SpanKind,
+    private readonly context: SpanContext,
+    readonly parentSpanContext: SpanContext | undefined,
+    readonly attributes: Attributes,
+    readonly links: Link[],
+    readonly resource: Resource,
+  ) {}
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+
+  get duration(): HrTime {
+    let nanos = this.endTime[1] - this.startTime[1];
+    let seconds = this.endTime[0] - this.startTime[0];
+    if (nanos < 0) {
+      nanos += 1e9;
+      seconds -= 1;
+    }
+    return [seconds, nanos];
+  }
+
+  get ended(): boolean {
+    return true;
+  }
+}
+
+/** How a span starts: its parent, links and attributes read already. */
+export interface DirectStart {
+  kind: SpanKind;
+  parent: SpanContext | undefined;
+  links: Link[];
+  attributes: Attributes;
+}
+
+/**
+ * The spans of the processes whose spans each name their parent (the relay's `relay event` and
+ * `relay batch`, the webhooks worker's `webhook delivery`), made and ended here and handed to the
+ * span processor, rather than through the SDK's tracer: there, each cost several times its
+ * encoding (the tracer's span object, its attribute checks, its metrics, the parent-based
+ * sampler's context lookups), one or two per delivered event (docs/operations.md#tracing).
+ * The same sampler (`OTEL_TRACES_SAMPLER`, as the SDK builds it), the same ids, the same attribute
+ * value limit (`OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT`, else `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`;
+ * the count limits are never reached: a span here has at most eight attributes), the same
+ * processor and exporter as every other span of the process.
+ */
+export class DirectSpans {
+  private readonly sampler: Sampler = buildSamplerFromEnv();
+  private readonly ids = new RandomIdGenerator();
+  private readonly valueLimit = getNumberFromEnv('OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT') ?? getNumberFromEnv('OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT') ?? Infinity;
+  /** The span whose work's synchronous part is running, for log lines' ids. */
+  active: SpanContext | null = null;
+
+  constructor(
+    private readonly processor: SpanProcessor,
+    private readonly resource: Resource,
+  ) {}
+
+  /** Runs `work` in a new span, ended (and exported if sampled) when the work settles; a rejection marks it an error. */
+  async inSpan<T>(name: string, start: DirectStart, work: (span: WorkSpan) => Promise<T>): Promise<T> {
+    const span = this.start(name, start);
+    const context = span ? span.spanContext() : this.unsampled(start.parent ?? this.active ?? undefined);
+    const handle: WorkSpan = {
+      get traceparent() {
+        return traceparentOf(context);
+      },
+      set: (attributes) => {
+        if (span) this.setAttributes(span.attributes, attributes);
+      },
+    };
+    const outer = this.active;
+    this.active = context;
+    let running: Promise<T>;
+    try {
+      running = work(handle);
+    } finally {
+      this.active = outer;
+    }
+    try {
+      return await running;
+    } catch (err) {
+      if (span) span.status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
+      throw err;
+    } finally {
+      if (span) this.end(span);
+    }
+  }
+
+  /** A span that marks a moment: it ends as it starts, of no length. */
+  mark(name: string, start: DirectStart): void {
+    const span = this.start(name, start);
+    if (span) this.end(span, span.startTime);
+  }
+
+  /** The span, if the sampler records it; null: not sampled (its context still goes on, as the SDK's non-recording span's). */
+  private start(name: string, { kind, parent: named, links, attributes }: DirectStart): DirectSpan | null {
+    const parent = named ?? this.active ?? undefined;
+    const traceId = parent?.traceId ?? this.ids.generateTraceId();
+    const parentContext = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+    const decision = this.sampler.shouldSample(parentContext, traceId, name, kind, attributes, links);
+    if (decision.decision !== SamplingDecision.RECORD_AND_SAMPLED) return null;
+    const context: SpanContext = { traceId, spanId: this.ids.generateSpanId(), traceFlags: 1, traceState: decision.traceState ?? parent?.traceState };
+    const recorded: Attributes = {};
+    this.setAttributes(recorded, attributes);
+    if (decision.attributes) Object.assign(recorded, decision.attributes);
+    return new DirectSpan(name, kind, context, parent, recorded, links, this.resource);
+  }
+
+  private unsampled(parent: SpanContext | undefined): SpanContext {
+    return { traceId: parent?.traceId ?? this.ids.generateTraceId(), spanId: this.ids.generateSpanId(), traceFlags: 0, traceState: parent?.traceState };
+  }
+
+  private setAttributes(into: Attributes, attributes: Record<string, AttributeValue | null | undefined>): void {
+    for (const name in attributes) {
+      const value = attributes[name];
+      if (value === null || value === undefined) continue;
+      into[name] = typeof value === 'string' && value.length > this.valueLimit ? value.slice(0, this.valueLimit) : value;
+    }
+  }
+
+  private end(span: DirectSpan, at = now()): void {
+    span.endTime = at;
+    this.processor.onEnd(span);
+  }
+}
