@@ -35,7 +35,11 @@ function now(): HrTime {
   return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
 }
 
-/** One span made without the SDK's tracer: what the span processor reads of an ended span, and no more. */
+/**
+ * One span made without the SDK's tracer: what the span processor reads of an ended span, and no
+ * more. Handed to the processor once, ended (`onEnd`); never started there (`onStart`), which
+ * neither processor used here (ours, the SDK's batching) does anything with.
+ */
 class DirectSpan implements ReadableSpan {
   readonly startTime = now();
   endTime: HrTime = this.startTime;
@@ -120,12 +124,10 @@ export class DirectSpans {
     };
     const outer = this.active;
     this.active = context;
-    let running: Promise<T>;
-    try {
-      running = work(handle);
-    } finally {
-      this.active = outer;
-    }
+    // Run as an async function's body, which never throws: a work that throws before its first
+    // await rejects, and its span ends as an error.
+    const running = (async () => work(handle))();
+    this.active = outer;
     try {
       return await running;
     } catch (err) {

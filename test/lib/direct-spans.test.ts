@@ -110,7 +110,7 @@ describe('direct spans (the relay’s and the webhooks worker’s own spans)', (
     expect(traceparent).to.match(new RegExp(`^00-${parent(1).traceId}-[0-9a-f]{16}-01$`));
   });
 
-  it('a rejected work ends its span as an error with the message, and the rejection goes on', async () => {
+  it('a rejected or throwing work ends its span as an error with the message, and the rejection goes on', async () => {
     const { spans, memory } = directSpans();
     const failed = spans.inSpan('webhook delivery', start(), async () => {
       throw new Error('receiver gone');
@@ -119,7 +119,19 @@ describe('direct spans (the relay’s and the webhooks worker’s own spans)', (
       () => expect.fail('resolved'),
       (err: Error) => expect(err.message).to.equal('receiver gone'),
     );
-    expect(memory.getFinishedSpans()[0].status).to.deep.equal({ code: SpanStatusCode.ERROR, message: 'receiver gone' });
+    // A work that throws before any await: the same.
+    const thrown = spans.inSpan('webhook delivery', start(), () => {
+      throw new Error('no request');
+    });
+    await thrown.then(
+      () => expect.fail('resolved'),
+      (err: Error) => expect(err.message).to.equal('no request'),
+    );
+    expect(memory.getFinishedSpans().map((s) => s.status)).to.deep.equal([
+      { code: SpanStatusCode.ERROR, message: 'receiver gone' },
+      { code: SpanStatusCode.ERROR, message: 'no request' },
+    ]);
+    expect(spans.active).to.equal(null);
   });
 
   it('follows OTEL_TRACES_SAMPLER as the SDK does: an unsampled parent is followed by default; always_off records nothing, always_on everything; the context goes on either way', async () => {
