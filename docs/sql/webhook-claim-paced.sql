@@ -1,25 +1,26 @@
 -- DeliveryClaimsRepository.claimPaced: the dispatcher's claim of due deliveries of rate-limited
 -- endpoints, with their send slots. $1 the endpoints, $2 each one's quota, $3 the lease in seconds,
--- $4, $5 the open range of created_at, $6 the pacing horizon in seconds.
+-- $4, $5 the open range of created_at, $6 the pacing horizon in seconds, $7 the seconds that rate
+-- successive slots span (1.05: one second plus the 50 ms a send may run late).
 --
 -- As Postgres received them for one call placed, dialed, answered and completed, and its events
 -- relayed, claimed and attempted: test/sql/hot-statements.test.ts (trailing spaces trimmed).
 -- `npm run docs:sql` rewrites this file.
 
 WITH paced AS (
-    SELECT w.id, want.quota, w.rate_limit_per_second AS rate, greatest(w.paced_until, now()) AS start
+    SELECT w.id, want.quota, $7::float8 / w.rate_limit_per_second AS spacing, greatest(w.paced_until, now()) AS start
       FROM unnest($1::varchar[], $2::int[]) AS want(endpoint_id, quota)
       JOIN webhook_endpoints w ON w.id = want.endpoint_id AND NOT w.disabled AND w.rate_limit_per_second IS NOT NULL
        FOR UPDATE OF w SKIP LOCKED
   ), mine AS (
     SELECT due.id, due.created_at,
-           p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) / p.rate::float8) AS send_at
+           p.start + make_interval(secs => (row_number() OVER (PARTITION BY p.id ORDER BY due.next_attempt_at) - 1) * p.spacing) AS send_at
       FROM paced p CROSS JOIN LATERAL (
         SELECT d.id, d.created_at, d.next_attempt_at FROM webhook_deliveries d
          WHERE d.endpoint_id = p.id AND d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now() AND d.created_at >= $4 AND d.created_at <= $5
          ORDER BY d.next_attempt_at
          -- The slots that start within the horizon.
-         LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) * p.rate)))::int
+         LIMIT least(p.quota, greatest(0, ceil(extract(epoch FROM now() + make_interval(secs => $6) - p.start) / p.spacing)))::int
          FOR UPDATE OF d SKIP LOCKED
       ) due
   ), claimed AS (
@@ -27,7 +28,7 @@ WITH paced AS (
       FROM mine WHERE d.id = mine.id AND d.created_at = mine.created_at AND d.created_at >= $4 AND d.created_at <= $5
     RETURNING d.id, d.endpoint_id, d.event_id, d.attempt_count, d.created_at, mine.send_at
   ), paced_on AS (
-    UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n / p.rate::float8)
+    UPDATE webhook_endpoints w SET paced_until = p.start + make_interval(secs => taken.n * p.spacing)
       FROM paced p CROSS JOIN LATERAL (SELECT count(*) AS n FROM claimed c WHERE c.endpoint_id = p.id) taken
      WHERE w.id = p.id AND taken.n > 0
   )

@@ -110,7 +110,8 @@ const FILES: SqlFile[] = [
     owner: [DeliveryClaimsRepository, 'claimPaced'],
     about: `DeliveryClaimsRepository.claimPaced: the dispatcher's claim of due deliveries of rate-limited
       endpoints, with their send slots. $1 the endpoints, $2 each one's quota, $3 the lease in seconds,
-      $4, $5 the open range of created_at, $6 the pacing horizon in seconds.`,
+      $4, $5 the open range of created_at, $6 the pacing horizon in seconds, $7 the seconds that
+      rate successive slots span (1.05: one second plus the 50 ms a send may run late).`,
   },
   {
     file: 'webhook-record-attempts',
