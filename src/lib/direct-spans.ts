@@ -11,7 +11,7 @@ import {
   type SpanContext,
   type SpanStatus,
 } from '@opentelemetry/api';
-import { getNumberFromEnv } from '@opentelemetry/core';
+import { addHrTimes, getNumberFromEnv, hrTimeDuration, millisToHrTime } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/config.js';
 import { RandomIdGenerator, SamplingDecision, type ReadableSpan, type Sampler, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
@@ -28,20 +28,19 @@ export function traceparentOf({ traceId, spanId, traceFlags }: SpanContext): str
   return `00-${traceId}-${spanId}-0${(traceFlags & 1).toString(16)}`;
 }
 
-/** Now as OpenTelemetry's HrTime, from the same clock as the SDK's (performance.timeOrigin + performance.now()). */
-function now(): HrTime {
-  const ms = performance.timeOrigin + performance.now();
-  const seconds = Math.trunc(ms / 1000);
-  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
-}
-
 /**
  * One span made without the SDK's tracer: what the span processor reads of an ended span, and no
  * more. Handed to the processor once, ended (`onEnd`); never started there (`onStart`), which
  * neither processor used here (ours, the SDK's batching) does anything with.
  */
 class DirectSpan implements ReadableSpan {
-  readonly startTime = now();
+  /**
+   * Timed as the SDK times its spans: the start by the wall clock, the end by the monotonic clock
+   * from there (performance.timeOrigin + now() alone drifts from the wall clock over days, and the
+   * spans of a long-running worker would drift from the web's).
+   */
+  readonly startTime = millisToHrTime(Date.now());
+  private readonly startedAt = performance.now();
   endTime: HrTime = this.startTime;
   status = UNSET;
   readonly events = NO_EVENTS;
@@ -64,14 +63,13 @@ class DirectSpan implements ReadableSpan {
     return this.context;
   }
 
+  /** Now, as this span's clock reads it. */
+  now(): HrTime {
+    return addHrTimes(this.startTime, millisToHrTime(performance.now() - this.startedAt));
+  }
+
   get duration(): HrTime {
-    let nanos = this.endTime[1] - this.startTime[1];
-    let seconds = this.endTime[0] - this.startTime[0];
-    if (nanos < 0) {
-      nanos += 1e9;
-      seconds -= 1;
-    }
-    return [seconds, nanos];
+    return hrTimeDuration(this.startTime, this.endTime);
   }
 
   get ended(): boolean {
@@ -112,8 +110,7 @@ export class DirectSpans {
 
   /** Runs `work` in a new span, ended (and exported if sampled) when the work settles; a rejection marks it an error. */
   async inSpan<T>(name: string, start: DirectStart, work: (span: WorkSpan) => Promise<T>): Promise<T> {
-    const span = this.start(name, start);
-    const context = span ? span.spanContext() : this.unsampled(start.parent ?? this.active ?? undefined);
+    const { span, context } = this.start(name, start);
     const handle: WorkSpan = {
       get traceparent() {
         return traceparentOf(context);
@@ -140,26 +137,31 @@ export class DirectSpans {
 
   /** A span that marks a moment: it ends as it starts, of no length. */
   mark(name: string, start: DirectStart): void {
-    const span = this.start(name, start);
+    const { span } = this.start(name, start);
     if (span) this.end(span, span.startTime);
   }
 
-  /** The span, if the sampler records it; null: not sampled (its context still goes on, as the SDK's non-recording span's). */
-  private start(name: string, { kind, parent: named, links, attributes }: DirectStart): DirectSpan | null {
+  /**
+   * The span's context (one trace id, the one the sampler decided on), and the span if the sampler
+   * records it; not sampled, its context still goes on, as the SDK's non-recording span's.
+   * `attributes` are the caller's to give away (DirectStart's are made for the span).
+   */
+  private start(name: string, { kind, parent: named, links, attributes }: DirectStart): { span: DirectSpan | null; context: SpanContext } {
     const parent = named ?? this.active ?? undefined;
     const traceId = parent?.traceId ?? this.ids.generateTraceId();
     const parentContext = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const decision = this.sampler.shouldSample(parentContext, traceId, name, kind, attributes, links);
-    if (decision.decision !== SamplingDecision.RECORD_AND_SAMPLED) return null;
-    const context: SpanContext = { traceId, spanId: this.ids.generateSpanId(), traceFlags: 1, traceState: decision.traceState ?? parent?.traceState };
-    const recorded: Attributes = {};
-    this.setAttributes(recorded, attributes);
-    if (decision.attributes) Object.assign(recorded, decision.attributes);
-    return new DirectSpan(name, kind, context, parent, recorded, links, this.resource);
-  }
-
-  private unsampled(parent: SpanContext | undefined): SpanContext {
-    return { traceId: parent?.traceId ?? this.ids.generateTraceId(), spanId: this.ids.generateSpanId(), traceFlags: 0, traceState: parent?.traceState };
+    const sampled = decision.decision === SamplingDecision.RECORD_AND_SAMPLED;
+    const context: SpanContext = {
+      traceId,
+      spanId: this.ids.generateSpanId(),
+      traceFlags: sampled ? 1 : 0,
+      traceState: decision.traceState ?? parent?.traceState,
+    };
+    if (!sampled) return { span: null, context };
+    if (this.valueLimit !== Infinity) this.setAttributes(attributes, attributes);
+    if (decision.attributes) Object.assign(attributes, decision.attributes);
+    return { span: new DirectSpan(name, kind, context, parent, attributes, links, this.resource), context };
   }
 
   private setAttributes(into: Attributes, attributes: Record<string, AttributeValue | null | undefined>): void {
@@ -170,7 +172,7 @@ export class DirectSpans {
     }
   }
 
-  private end(span: DirectSpan, at = now()): void {
+  private end(span: DirectSpan, at = span.now()): void {
     span.endTime = at;
     this.processor.onEnd(span);
   }

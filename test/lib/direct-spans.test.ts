@@ -3,7 +3,14 @@
 // standard variables must rule them as they rule the SDK's.
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SamplingDecision,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-node';
 import { expect } from 'chai';
 import { DirectSpans, traceparentOf, type DirectStart } from '../../src/lib/direct-spans.js';
 
@@ -153,6 +160,22 @@ describe('direct spans (the relay’s and the webhooks worker’s own spans)', (
     const on = directSpans({ OTEL_TRACES_SAMPLER: 'always_on' });
     on.spans.mark('relay event', start(TraceFlags.NONE));
     expect(on.memory.getFinishedSpans().map((s) => s.spanContext().traceFlags)).to.deep.equal([TraceFlags.SAMPLED]);
+  });
+
+  it('a root span the sampler refuses goes on in the trace the sampler decided on (traceidratio: the same id, the same decision downstream)', async () => {
+    const { spans, memory } = directSpans({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
+    const root = { kind: SpanKind.INTERNAL, parent: undefined, links: [], attributes: {} };
+    const traceparents: string[] = [];
+    for (let i = 0; i < 40; i++) await spans.inSpan('relay batch', { ...root, attributes: {} }, async (span) => void traceparents.push(span.traceparent));
+    const downstream = new TraceIdRatioBasedSampler(0.5);
+    for (const traceparent of traceparents) {
+      const [, traceId, , flags] = traceparent.split('-');
+      const decision = downstream.shouldSample(ROOT_CONTEXT, traceId).decision;
+      expect(flags, traceparent).to.equal(decision === SamplingDecision.RECORD_AND_SAMPLED ? '01' : '00');
+    }
+    const exported = memory.getFinishedSpans().map((s) => s.spanContext().traceId);
+    expect(exported.length).to.be.within(1, 39);
+    expect(exported).to.deep.equal(traceparents.filter((t) => t.endsWith('-01')).map((t) => t.split('-')[1]));
   });
 
   it('cuts string attributes to OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT', () => {
