@@ -210,8 +210,11 @@ function sdkStart(options: SpanOptions): [OtelSpanOptions, Context] {
 
 /** Spans for the SQL statements and Redis commands made inside a span: pg and ioredis instrumented as they load. */
 function instrumentClients(provider: NodeTracerProvider): void {
-  // Hooks ESM imports (express, ioredis reached from ESM modules); CommonJS requires are hooked by the instrumentations themselves.
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
+  // Hooks the ESM imports of pg and ioredis (our modules import them); CommonJS requires are hooked by
+  // the instrumentations themselves. Those two only: a module the hook takes has each exported binding
+  // read through a getter, and taking every module slowed the start and cost the web process CPU on
+  // every request for nothing (docs/operations.md#tracing).
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: ['pg', 'ioredis'] } });
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
