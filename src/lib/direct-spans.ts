@@ -6,8 +6,10 @@ import {
   SpanStatusCode,
   trace,
   type Attributes,
+  type Context,
   type HrTime,
   type Link,
+  type Span,
   type SpanContext,
   type SpanStatus,
 } from '@opentelemetry/api';
@@ -57,11 +59,31 @@ class DirectSpan implements ReadableSpan {
     readonly attributes: Attributes,
     readonly links: Link[],
     readonly resource: Resource,
+    private readonly processor: SpanProcessor,
   ) {}
 
   spanContext(): SpanContext {
     return this.context;
   }
+
+  /** Ends the span now (or, a mark, as it started) and hands it to the processor. */
+  end(asStarted = false): void {
+    this.endTime = asStarted ? this.startTime : this.now();
+    this.processor.onEnd(this);
+  }
+
+  /** Its work's promise fulfilled with `value`. */
+  readonly endWith = <T>(value: T): T => {
+    this.end();
+    return value;
+  };
+
+  /** Its work's promise rejected. */
+  readonly failWith = (err: unknown): never => {
+    this.status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
+    this.end();
+    throw err;
+  };
 
   /** Now, as this span's clock reads it. */
   now(): HrTime {
@@ -74,6 +96,66 @@ class DirectSpan implements ReadableSpan {
 
   get ended(): boolean {
     return true;
+  }
+}
+
+/** The key under which a context holds its span, as the API's own `trace.getSpan` asks for it. */
+const SPAN_KEY: symbol = (() => {
+  let asked: symbol | undefined;
+  const probe: Context = {
+    getValue: (key) => void (asked = key),
+    setValue: () => probe,
+    deleteValue: () => probe,
+  };
+  trace.getSpan(probe);
+  if (asked === undefined) throw new Error('@opentelemetry/api asked no key for the span of a context');
+  return asked;
+})();
+
+/**
+ * A context holding a span's parent and nothing else: what the sampler reads. The API's
+ * `trace.setSpanContext(ROOT_CONTEXT, parent)` makes a Map and three closures for it, a fifth of
+ * a delivery span's garbage.
+ */
+class ParentContext implements Context {
+  constructor(private readonly parent: Span) {}
+
+  getValue(key: symbol): unknown {
+    return key === SPAN_KEY ? this.parent : undefined;
+  }
+
+  setValue(key: symbol, value: unknown): Context {
+    return trace.setSpan(ROOT_CONTEXT, this.parent).setValue(key, value);
+  }
+
+  deleteValue(key: symbol): Context {
+    return key === SPAN_KEY ? ROOT_CONTEXT : this;
+  }
+}
+
+/** Copies the defined attributes, strings cut to `valueLimit` characters. */
+function setAttributes(into: Attributes, attributes: Record<string, AttributeValue | null | undefined>, valueLimit: number): void {
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (value === null || value === undefined) continue;
+    into[name] = typeof value === 'string' && value.length > valueLimit ? value.slice(0, valueLimit) : value;
+  }
+}
+
+/** What `inSpan`'s work gets of its span. */
+class DirectWorkSpan implements WorkSpan {
+  constructor(
+    private readonly span: DirectSpan | null,
+    private readonly context: SpanContext,
+    private readonly valueLimit: number,
+  ) {}
+
+  get traceparent(): string {
+    return traceparentOf(this.context);
+  }
+
+  set(attributes: Record<string, AttributeValue | null | undefined>): void {
+    if (this.span) setAttributes(this.span.attributes, attributes, this.valueLimit);
   }
 }
 
@@ -108,37 +190,31 @@ export class DirectSpans {
     private readonly resource: Resource,
   ) {}
 
-  /** Runs `work` in a new span, ended (and exported if sampled) when the work settles; a rejection marks it an error. */
-  async inSpan<T>(name: string, start: DirectStart, work: (span: WorkSpan) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in a new span, ended (and exported if sampled) when the work settles; a rejection,
+   * or a throw before the work returned its promise, marks it an error. No async function of its
+   * own and no closures but the span's two ends: a delivery's span made several times its
+   * encoding in garbage, and in the webhooks worker garbage is dear (docs/operations.md#tracing).
+   */
+  inSpan<T>(name: string, start: DirectStart, work: (span: WorkSpan) => Promise<T>): Promise<T> {
     const { span, context } = this.start(name, start);
-    const handle: WorkSpan = {
-      get traceparent() {
-        return traceparentOf(context);
-      },
-      set: (attributes) => {
-        if (span) this.setAttributes(span.attributes, attributes);
-      },
-    };
     const outer = this.active;
     this.active = context;
-    // Run as an async function's body, which never throws: a work that throws before its first
-    // await rejects, and its span ends as an error.
-    const running = (async () => work(handle))();
-    this.active = outer;
+    let running: Promise<T>;
     try {
-      return await running;
+      running = work(new DirectWorkSpan(span, context, this.valueLimit));
     } catch (err) {
-      if (span) span.status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
-      throw err;
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what the work threw, as it threw it
+      running = Promise.reject(err);
     } finally {
-      if (span) this.end(span);
+      this.active = outer;
     }
+    return span ? running.then(span.endWith, span.failWith) : running;
   }
 
   /** A span that marks a moment: it ends as it starts, of no length. */
   mark(name: string, start: DirectStart): void {
-    const { span } = this.start(name, start);
-    if (span) this.end(span, span.startTime);
+    this.start(name, start).span?.end(true);
   }
 
   /**
@@ -149,7 +225,7 @@ export class DirectSpans {
   private start(name: string, { kind, parent: named, links, attributes }: DirectStart): { span: DirectSpan | null; context: SpanContext } {
     const parent = named ?? this.active ?? undefined;
     const traceId = parent?.traceId ?? this.ids.generateTraceId();
-    const parentContext = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+    const parentContext = parent ? new ParentContext(trace.wrapSpanContext(parent)) : ROOT_CONTEXT;
     const decision = this.sampler.shouldSample(parentContext, traceId, name, kind, attributes, links);
     const sampled = decision.decision === SamplingDecision.RECORD_AND_SAMPLED;
     const context: SpanContext = {
@@ -159,21 +235,8 @@ export class DirectSpans {
       traceState: decision.traceState ?? parent?.traceState,
     };
     if (!sampled) return { span: null, context };
-    if (this.valueLimit !== Infinity) this.setAttributes(attributes, attributes);
+    if (this.valueLimit !== Infinity) setAttributes(attributes, attributes, this.valueLimit);
     if (decision.attributes) Object.assign(attributes, decision.attributes);
-    return { span: new DirectSpan(name, kind, context, parent, attributes, links, this.resource), context };
-  }
-
-  private setAttributes(into: Attributes, attributes: Record<string, AttributeValue | null | undefined>): void {
-    for (const name in attributes) {
-      const value = attributes[name];
-      if (value === null || value === undefined) continue;
-      into[name] = typeof value === 'string' && value.length > this.valueLimit ? value.slice(0, this.valueLimit) : value;
-    }
-  }
-
-  private end(span: DirectSpan, at = span.now()): void {
-    span.endTime = at;
-    this.processor.onEnd(span);
+    return { span: new DirectSpan(name, kind, context, parent, attributes, links, this.resource, this.processor), context };
   }
 }
