@@ -73,17 +73,17 @@ class DirectSpan implements ReadableSpan {
   }
 
   /** Its work's promise fulfilled with `value`. */
-  readonly endWith = <T>(value: T): T => {
+  endWith<T>(value: T): T {
     this.end();
     return value;
-  };
+  }
 
   /** Its work's promise rejected. */
-  readonly failWith = (err: unknown): never => {
+  failWith(err: unknown): never {
     this.status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
     this.end();
     throw err;
-  };
+  }
 
   /** Now, as this span's clock reads it. */
   now(): HrTime {
@@ -209,7 +209,12 @@ export class DirectSpans {
     } finally {
       this.active = outer;
     }
-    return span ? running.then(span.endWith, span.failWith) : running;
+    return span
+      ? running.then(
+          (value) => span.endWith(value),
+          (err: unknown) => span.failWith(err),
+        )
+      : running;
   }
 
   /** A span that marks a moment: it ends as it starts, of no length. */
