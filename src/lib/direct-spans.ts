@@ -59,30 +59,10 @@ class DirectSpan implements ReadableSpan {
     readonly attributes: Attributes,
     readonly links: Link[],
     readonly resource: Resource,
-    private readonly processor: SpanProcessor,
   ) {}
 
   spanContext(): SpanContext {
     return this.context;
-  }
-
-  /** Ends the span now (or, a mark, as it started) and hands it to the processor. */
-  end(asStarted = false): void {
-    this.endTime = asStarted ? this.startTime : this.now();
-    this.processor.onEnd(this);
-  }
-
-  /** Its work's promise fulfilled with `value`. */
-  endWith<T>(value: T): T {
-    this.end();
-    return value;
-  }
-
-  /** Its work's promise rejected. */
-  failWith(err: unknown): never {
-    this.status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
-    this.end();
-    throw err;
   }
 
   /** Now, as this span's clock reads it. */
@@ -193,7 +173,7 @@ export class DirectSpans {
   /**
    * Runs `work` in a new span, ended (and exported if sampled) when the work settles; a rejection,
    * or a throw before the work returned its promise, marks it an error. No async function of its
-   * own and no closures but the span's two ends: a delivery's span made several times its
+   * own and no closures but its two ends: a delivery's span made several times its
    * encoding in garbage, and in the webhooks worker garbage is dear (docs/operations.md#tracing).
    */
   inSpan<T>(name: string, start: DirectStart, work: (span: WorkSpan) => Promise<T>): Promise<T> {
@@ -209,17 +189,24 @@ export class DirectSpans {
     } finally {
       this.active = outer;
     }
-    return span
-      ? running.then(
-          (value) => span.endWith(value),
-          (err: unknown) => span.failWith(err),
-        )
-      : running;
+    if (!span) return running;
+    return running.then(
+      (value) => {
+        this.end(span, span.now());
+        return value;
+      },
+      (err: unknown) => {
+        span.status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
+        this.end(span, span.now());
+        throw err;
+      },
+    );
   }
 
   /** A span that marks a moment: it ends as it starts, of no length. */
   mark(name: string, start: DirectStart): void {
-    this.start(name, start).span?.end(true);
+    const { span } = this.start(name, start);
+    if (span) this.end(span, span.startTime);
   }
 
   /**
@@ -242,6 +229,11 @@ export class DirectSpans {
     if (!sampled) return { span: null, context };
     if (this.valueLimit !== Infinity) setAttributes(attributes, attributes, this.valueLimit);
     if (decision.attributes) Object.assign(attributes, decision.attributes);
-    return { span: new DirectSpan(name, kind, context, parent, attributes, links, this.resource, this.processor), context };
+    return { span: new DirectSpan(name, kind, context, parent, attributes, links, this.resource), context };
+  }
+
+  private end(span: DirectSpan, at: HrTime): void {
+    span.endTime = at;
+    this.processor.onEnd(span);
   }
 }
