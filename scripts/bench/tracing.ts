@@ -1,5 +1,6 @@
-// npm run bench:tracing — what tracing costs: bench:load's burst with tracing off and on, each a
-// whole `npm start` of its own, then per process the median CPU per delivered event and the ratio
+// npm run bench:tracing — what tracing costs: bench:load's open model at a steady rate (or its
+// burst) with tracing off and on, each a whole `npm start` of its own, then per process the median
+// CPU per delivered event and the ratio
 // on/off, and what tracing adds in the processes it runs in (the service's: Postgres and Redis run
 // none of it). By default each round runs the two side by side, their measured phases started
 // together (BENCH_BARRIER): this machine's speed drifts by a third from one minute to the next, far
@@ -30,26 +31,30 @@ const serviceOf = (perEvent: Map<string, number>) =>
   [...perEvent].filter(([name]) => name !== 'all (sum)' && !name.startsWith('postgres') && name !== 'redis-server').reduce((sum, [, ms]) => sum + ms, 0);
 
 /**
- * BENCH_TRACING_RATE=<calls/s>: each round one open-model step of bench:load at that rate (below
- * what saturates the machine, so that tracing's cost does not change how work is batched) instead
- * of the burst.
+ * BENCH_TRACING_RATE (100 calls/s): each round one open-model step of bench:load at that rate,
+ * POSTs on a clock as users send them, the same load offered to both runs: below what the two
+ * together saturate the machine with, so that what tracing adds is its own cost, not batches made
+ * smaller by a slower acceptance. `burst`: bench:load's burst instead (closed model, 32 POSTs in
+ * flight), where the traced API, the burst's bottleneck, accepts calls more slowly and every
+ * process that batches pays that too.
  */
-const RATE = process.env.BENCH_TRACING_RATE;
-const WORKLOAD = RATE
-  ? { name: `bench:load's open model at ${RATE} calls/s`, env: { BENCH_PHASES: 'rates', BENCH_RATES: RATE, BENCH_BREAKDOWN: '1' }, heading: '\nopen model:' }
-  : { name: "bench:load's burst", env: { BENCH_PHASES: 'burst' }, heading: '\nburst:' };
+const RATE = process.env.BENCH_TRACING_RATE || '100';
+const WORKLOAD =
+  RATE === 'burst'
+    ? { name: "bench:load's burst", env: { BENCH_PHASES: 'burst' }, heading: '\nburst:' }
+    : { name: `bench:load's open model at ${RATE} calls/s`, env: { BENCH_PHASES: 'rates', BENCH_RATES: RATE, BENCH_BREAKDOWN: '1' }, heading: '\nopen model:' };
 
 /** The whole system's CPU per event; side by side, without Redis, one server that both runs used and each counted whole. */
 const systemOf = (perEvent: Map<string, number>) => (perEvent.get('all (sum)') ?? NaN) - (PAIRED ? (perEvent.get('redis-server') ?? 0) : 0);
 
 /** CPU ms per delivered event by process, and `all (sum)`, as one run of the workload printed them. */
-async function burst(tracing: boolean, beside: Record<string, string> = {}, signal?: AbortSignal): Promise<Map<string, number>> {
+async function measure(tracing: boolean, beside: Record<string, string> = {}, signal?: AbortSignal): Promise<Map<string, number>> {
   const env = { ...process.env, ...WORKLOAD.env, BENCH_TRACING: tracing ? '1' : '0', ...beside };
   const { stdout } = await run(process.execPath, ['dist/scripts/bench/load.js'], { env, maxBuffer: 16 * 1024 * 1024, signal });
   const perEvent = new Map<string, number>();
-  const burstAt = stdout.indexOf(WORKLOAD.heading);
-  if (burstAt === -1) throw new Error(`${WORKLOAD.name} printed no figures:\n${stdout}`);
-  for (const line of stdout.slice(burstAt).split('\n')) {
+  const at = stdout.indexOf(WORKLOAD.heading);
+  if (at === -1) throw new Error(`${WORKLOAD.name} printed no figures:\n${stdout}`);
+  for (const line of stdout.slice(at).split('\n')) {
     const row = line.match(/^ {4}(\S.*?)\s{2,}[\d,]+\s+([\d.]+)(\s|$)/);
     if (row && !perEvent.has(row[1])) perEvent.set(row[1], Number(row[2]));
   }
@@ -62,7 +67,7 @@ async function pair(): Promise<{ off: Map<string, number>; on: Map<string, numbe
   const stop = new AbortController();
   try {
     const barrier = { BENCH_BARRIER: join(dir, 'barrier'), BENCH_BARRIER_PARTIES: '2' };
-    const runs = [burst(false, barrier, stop.signal), burst(true, { ...TRACED_BESIDE, ...barrier }, stop.signal)];
+    const runs = [measure(false, barrier, stop.signal), measure(true, { ...TRACED_BESIDE, ...barrier }, stop.signal)];
     // A run that fails never reaches the barrier: the other is stopped (SIGTERM, it stops its
     // service) rather than left waiting there ten minutes.
     for (const r of runs) r.catch(() => stop.abort());
@@ -76,7 +81,7 @@ async function pair(): Promise<{ off: Map<string, number>; on: Map<string, numbe
 async function main(): Promise<void> {
   const rounds: Array<{ off: Map<string, number>; on: Map<string, number> }> = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const { off, on } = PAIRED ? await pair() : { off: await burst(false), on: await burst(true) };
+    const { off, on } = PAIRED ? await pair() : { off: await measure(false), on: await measure(true) };
     rounds.push({ off, on });
     console.log(
       `round ${round}: CPU ms per delivered event, off ${fmt(systemOf(off), 3)}, on ${fmt(systemOf(on), 3)}; ` +
