@@ -26,6 +26,8 @@ export interface SimulateScript {
 @Entity('calls')
 @Index('calls_org_created_idx', ['orgId', 'createdAt', 'id'])
 @Index('calls_payer_ended_idx', ['payerOrgId', 'endedAt'])
+/** The unfinished calls, for the sweeper (no index names `status`: see the CallsStatusInPlace migration). */
+@Index('calls_open_idx', ['createdAt'], { where: 'ended_at IS NULL' })
 export class Call extends OrgOwned {
   @Column({ name: 'payer_org_id', type: 'varchar', length: 40 })
   payerOrgId!: string;
@@ -43,7 +45,6 @@ export class Call extends OrgOwned {
   @Column({ type: 'varchar', length: 8 })
   direction!: Direction;
 
-  @Index('calls_status_idx')
   @Column({ type: 'varchar', length: 16 })
   status!: CallStatus;
 

@@ -469,7 +469,7 @@ export class CallsRepository {
   undialedOutbound(graceSeconds: number, limit: number): Promise<UndialedCall[]> {
     return this.db.query(
       `SELECT ${undialedRow.select()} FROM ${undialedRow.from()}
-        WHERE status = 'queued' AND dialed_at IS NULL AND direction = 'outbound' AND created_at < now() - make_interval(secs => $1)
+        WHERE ended_at IS NULL AND status = 'queued' AND dialed_at IS NULL AND direction = 'outbound' AND created_at < now() - make_interval(secs => $1)
         ORDER BY created_at LIMIT $2`,
       [graceSeconds, limit],
     );
@@ -479,7 +479,7 @@ export class CallsRepository {
   async stalled(graceSeconds: number, limit: number): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
       `SELECT id FROM calls
-        WHERE status NOT IN ${TERMINAL_SQL}
+        WHERE ended_at IS NULL AND status NOT IN ${TERMINAL_SQL}
           AND ((dialed_at IS NULL AND direction = 'inbound' AND created_at < now() - make_interval(secs => $1))
             OR (dialed_at IS NOT NULL AND updated_at < now() - make_interval(secs => $1)))
         LIMIT $2`,

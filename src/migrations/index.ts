@@ -20,6 +20,7 @@ import { UsageBucketsCovering1795880000000 } from './1795880000000-UsageBucketsC
 import { TenantSpendLimit1795890000000 } from './1795890000000-TenantSpendLimit.js';
 import { TenantRestrictedApiKeys1795900000000 } from './1795900000000-TenantRestrictedApiKeys.js';
 import { TraceParent1795910000000 } from './1795910000000-TraceParent.js';
+import { CallsStatusInPlace1795920000000 } from './1795920000000-CallsStatusInPlace.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
 export const migrations: Array<new () => MigrationInterface> = [
@@ -44,4 +45,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   TenantSpendLimit1795890000000,
   TenantRestrictedApiKeys1795900000000,
   TraceParent1795910000000,
+  CallsStatusInPlace1795920000000,
 ];
