@@ -34,7 +34,8 @@ WITH input AS (SELECT * FROM unnest($1::varchar[], $2::timestamptz[], $3::varcha
        RETURNING call_id, payload;
 
 -- LedgerRepository.append
-INSERT INTO "ledger_entries"("id", "org_id", "subject_org_id", "kind", "amount_micros", "reference", "description", "created_at") VALUES ($1, $2, $3, $4, $5, $6, $7, DEFAULT) RETURNING "description", "created_at";
+INSERT INTO ledger_entries (id, org_id, subject_org_id, kind, amount_micros, reference, description)
+  SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::bigint[], $6::varchar[], $7::varchar[]);
 
 -- LedgerRepository.reportLowBalances
 UPDATE organizations o SET low_balance_notified = NOT o.low_balance_notified

@@ -5,7 +5,6 @@ import { formatMoney } from '../lib/money.js';
 import { listPage, type Page, type PageParams } from '../lib/pagination.js';
 import { column, rowShape, where, type RowOf } from '../lib/sql.js';
 import type { LedgerLine } from './ledger.js';
-import { LedgerEntry } from './ledger-entry.entity.js';
 import { Reads } from '../lib/reads.js';
 
 const CREDIT = rowShape('ledger_entries', {
@@ -26,6 +25,13 @@ const LOW_BALANCE_TURNS = `UPDATE organizations o SET low_balance_notified = NOT
    WHERE o.id = ANY($1) AND o.low_balance_notified <> COALESCE(o.balance_micros < o.low_balance_threshold_micros, false)
    RETURNING o.id, o.low_balance_notified AS low, o.balance_micros, o.low_balance_threshold_micros AS threshold_micros, o.currency`;
 
+/**
+ * The lines, one text whatever their number. The balance trigger runs once for the statement (see
+ * the LedgerBalancePerStatement migration): it locks the payers' rows by id, then adds each one's sum.
+ */
+const APPEND = `INSERT INTO ledger_entries (id, org_id, subject_org_id, kind, amount_micros, reference, description)
+  SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::bigint[], $6::varchar[], $7::varchar[])`;
+
 /** The ledger; the database keeps each organization's balance from it. */
 export class LedgerRepository {
   constructor(
@@ -36,25 +42,20 @@ export class LedgerRepository {
   ) {}
 
   /**
-   * Appends in the caller's transaction; a trigger keeps the balance, locking the payer's row until
-   * commit, so append last. Every balance change comes here, so the `balance.low` rule runs here.
+   * Appends in the caller's transaction, in one statement whatever the number of lines; its trigger
+   * keeps the balances, locking the payers' rows (in id order) until commit, so append last. Every balance change comes here, so the `balance.low` rule runs here.
    */
   async append(em: EntityManager, ...lines: LedgerLine[]): Promise<void> {
     if (lines.length === 0) return;
-    // The trigger locks each payer's row as its line goes in: lines by payer id keep the lock order (see `CallEngine`).
-    const byPayer = [...lines].sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : 0));
-    await em.insert(
-      LedgerEntry,
-      byPayer.map((line) => ({
-        id: newId('led'),
-        orgId: line.orgId,
-        subjectOrgId: line.subjectOrgId ?? line.orgId,
-        kind: line.kind,
-        amountMicros: line.amountMicros,
-        reference: line.reference ?? null,
-        description: line.description ?? '',
-      })),
-    );
+    await em.query(APPEND, [
+      lines.map(() => newId('led')),
+      lines.map((line) => line.orgId),
+      lines.map((line) => line.subjectOrgId ?? line.orgId),
+      lines.map((line) => line.kind),
+      lines.map((line) => line.amountMicros.toString()),
+      lines.map((line) => line.reference ?? null),
+      lines.map((line) => line.description ?? ''),
+    ]);
     await this.reportLowBalances(em, [...new Set(lines.map((line) => line.orgId))]);
   }
 

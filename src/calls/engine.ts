@@ -47,8 +47,8 @@ export interface EndRequest {
  * THE lock order, of every transaction and statement that locks rows of calls, organizations or
  * the ledger, so that none waits in a cycle: calls by id, then organizations by id, then the
  * ledger. An ending locks its calls first (`CallsRepository.lockOpen`), then the tenants with a
- * spend limit it charges (`SpendLimits.charging`), and appends its ledger lines last, by payer id
- * (`LedgerRepository.append`: the balance trigger locks each payer's row); a dial locks its calls,
+ * spend limit it charges (`SpendLimits.charging`), and appends its ledger lines last
+ * (`LedgerRepository.append`: the balance trigger locks the payers' rows by id); a dial locks its calls,
  * then share-locks their tenants' rows (`CallsRepository.markDialed`, so a tenant disabled meanwhile
  * dials nothing; within a spend limit first in `dialWithinSpendLimit`); a statement
  * changing several calls locks them by id before its UPDATE (`ORDER BY id FOR NO KEY UPDATE` in

@@ -21,6 +21,7 @@ import { TenantSpendLimit1795890000000 } from './1795890000000-TenantSpendLimit.
 import { TenantRestrictedApiKeys1795900000000 } from './1795900000000-TenantRestrictedApiKeys.js';
 import { TraceParent1795910000000 } from './1795910000000-TraceParent.js';
 import { CallsStatusInPlace1795920000000 } from './1795920000000-CallsStatusInPlace.js';
+import { LedgerBalancePerStatement1795930000000 } from './1795930000000-LedgerBalancePerStatement.js';
 
 /** Every migration, in order. Listed explicitly so the compiled build and tsx load the same set. */
 export const migrations: Array<new () => MigrationInterface> = [
@@ -46,4 +47,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   TenantRestrictedApiKeys1795900000000,
   TraceParent1795910000000,
   CallsStatusInPlace1795920000000,
+  LedgerBalancePerStatement1795930000000,
 ];

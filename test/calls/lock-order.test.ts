@@ -37,6 +37,17 @@ async function ranks(ids: string[]): Promise<(id: string) => number> {
   return (id) => rank.get(id)!;
 }
 
+/** Whether another session could lock the organization's row now. */
+async function lockable(orgId: string): Promise<boolean> {
+  try {
+    await db.query('SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [orgId]);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === '55P03') return false; // lock_not_available
+    throw error;
+  }
+}
+
 /** Two calls of one organization, `[low, high]` by id, `high` placed first (so also first in the table). */
 async function twoCallsPlacedHighFirst(org: TestOrg): Promise<[string, string]> {
   const caller = asCaller(org.key);
@@ -221,7 +232,7 @@ describe('one lock order for calls, organizations and the ledger (docs/architect
     });
   }
 
-  it('two batches charging the same two payers (the ledger’s balance trigger), each one’s calls in the other order by id', async () => {
+  it('two batches charging the same two payers (the ledger’s balance trigger locks them by id), each one’s calls in the other order by id', async () => {
     const plain = await voiceOrg();
     const owner = await reseller();
     const tenant = await createTenant(owner);
@@ -255,14 +266,17 @@ describe('one lock order for calls, organizations and the ledger (docs/architect
     await runtime.engine.applyReport(all, { kind: 'ringing' }, new Date());
     await runtime.engine.applyReport(all, { kind: 'answered' }, new Date());
 
+    // The payer later by id held, as a top-up holds it: the forwards batch's balance trigger takes
+    // the earlier payer's row, then waits for the later's; the backwards batch waits for the earlier.
+    const payerRank = await ranks([plain.id, owner.id]);
+    const [earlier, later] = [plain.id, owner.id].sort((x, y) => payerRank(x) - payerRank(y));
     await holder.query('BEGIN');
-    // The tenant's row held, as disabling the tenant holds it: the forwards batch charges `plain`,
-    // then waits to check its next line's subject (the tenant, a foreign key) before charging `owner`.
-    await holder.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [tenant.id]);
+    await holder.query('SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [later]);
     const forwards = runtime.engine.applyReport(batches.forwards, ANSWERED_FOR_3_SECONDS, new Date());
-    await waitingFor('INSERT INTO "ledger_entries"%');
+    await waitingFor('INSERT INTO ledger_entries%');
+    expect(await lockable(earlier), 'the earlier payer, locked before the later').to.equal(false);
     const backwards = runtime.engine.applyReport(batches.backwards, ANSWERED_FOR_3_SECONDS, new Date());
-    await waitingFor('INSERT INTO "ledger_entries"%', 2, backwards);
+    await waitingFor('INSERT INTO ledger_entries%', 2, backwards);
     await holder.query('COMMIT');
 
     await bothSucceed(forwards, backwards);
