@@ -230,7 +230,8 @@ async function seedCalls(url: string, plan: CallPlan, progress: (done: number) =
         await client.query(chunkSql(), [lo, hi, from, to, plan.measuredEvery, plan.tenants, plan.tag, m.id, m.agentId, m.contactId, m.phone, m.endpointId]);
         await client.query(INSERT_CALLS, [plan.resellerId]);
         await client.query(INSERT_HISTORY, [plan.resellerId]);
-        // Triggers off for the charges alone: no foreign key check per entry, and no balance trigger (the balance is set from the ledger at the end).
+        // Triggers off for the charges alone: no foreign key check per entry, and no balance trigger
+        // (the balance is set from the ledger at the end).
         await client.query('SET LOCAL session_replication_role = replica');
         await client.query(INSERT_CHARGES, [plan.resellerId]);
         await client.query('COMMIT');

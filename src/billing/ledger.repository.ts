@@ -27,7 +27,8 @@ const LOW_BALANCE_TURNS = `UPDATE organizations o SET low_balance_notified = NOT
 
 /**
  * The lines, one text whatever their number. The balance trigger runs once for the statement (see
- * the LedgerBalancePerStatement migration): it locks the payers' rows by id, then adds each one's sum.
+ * the LedgerBalancePerStatement migration): it locks the payers' rows by id, then adds each one's
+ * sum.
  */
 const APPEND = `INSERT INTO ledger_entries (id, org_id, subject_org_id, kind, amount_micros, reference, description)
   SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::bigint[], $6::varchar[], $7::varchar[])`;
@@ -43,7 +44,8 @@ export class LedgerRepository {
 
   /**
    * Appends in the caller's transaction, in one statement whatever the number of lines; its trigger
-   * keeps the balances, locking the payers' rows (in id order) until commit, so append last. Every balance change comes here, so the `balance.low` rule runs here.
+   * keeps the balances, locking the payers' rows (in id order) until commit, so append last. Every
+   * balance change comes here, so the `balance.low` rule runs here.
    */
   async append(em: EntityManager, ...lines: LedgerLine[]): Promise<void> {
     if (lines.length === 0) return;

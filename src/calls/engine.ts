@@ -44,18 +44,18 @@ export interface EndRequest {
  * events are one statement or one transaction, and every step is idempotent: a job that runs
  * twice (a worker killed mid-job) changes nothing the second time and charges nothing twice.
  *
- * THE lock order, of every transaction and statement that locks rows of calls, organizations or
- * the ledger, so that none waits in a cycle: calls by id, then organizations by id, then the
- * ledger. An ending locks its calls first (`CallsRepository.lockOpen`), then the tenants with a
- * spend limit it charges (`SpendLimits.charging`), and appends its ledger lines last
- * (`LedgerRepository.append`: the balance trigger locks the payers' rows by id); a dial locks its calls,
- * then share-locks their tenants' rows (`CallsRepository.markDialed`, so a tenant disabled meanwhile
- * dials nothing; within a spend limit first in `dialWithinSpendLimit`); a statement
- * changing several calls locks them by id before its UPDATE (`ORDER BY id FOR NO KEY UPDATE` in
- * `CallsRepository.markDialed` and in `markRinging`, `markInProgress`, `markEnded`). Anything else
- * that writes or locks an organization's row (its settings or limits, a top-up, a tenant disabled)
- * takes that one row and waits for nothing after it; foreign key checks (a call placed, a line
- * appended) only key-share lock organizations, which waits for those alone.
+ * THE lock order, of every transaction and statement that locks rows of calls, organizations or the
+ * ledger, so that none waits in a cycle: calls by id, then organizations by id, then the ledger. An
+ * ending locks its calls first (`CallsRepository.lockOpen`), then the tenants with a spend limit it
+ * charges (`SpendLimits.charging`), and appends its ledger lines last (`LedgerRepository.append`:
+ * the balance trigger locks the payers' rows by id); a dial locks its calls, then share-locks their
+ * tenants' rows (`CallsRepository.markDialed`, so a tenant disabled meanwhile dials nothing; within
+ * a spend limit first in `dialWithinSpendLimit`); a statement changing several calls locks them by
+ * id before its UPDATE (`ORDER BY id FOR NO KEY UPDATE` in `CallsRepository.markDialed` and in
+ * `markRinging`, `markInProgress`, `markEnded`). Anything else that writes or locks an
+ * organization's row (its settings or limits, a top-up, a tenant disabled) takes that one row and
+ * waits for nothing after it; foreign key checks (a call placed, a line appended) only key-share
+ * lock organizations, which waits for those alone.
  */
 export class CallEngine {
   constructor(

@@ -117,8 +117,8 @@ export class DeliveryClaimsRepository {
    * probed: its index, the one written all day, holds an entry for each version a delivery had
    * while open until vacuum removes them, and the probe read them from the oldest on (63 ms an
    * execution: 636 ms in `npm run bench:load`'s burst after its rates, whose Postgres backends used
-   * 4,940 ms of CPU in all). A delivery made open in an earlier day later (a recovery) is claimed once the range
-   * is looked up again.
+   * 4,940 ms of CPU in all). A delivery made open in an earlier day later (a recovery) is claimed
+   * once the range is looked up again.
    */
   async openRange(retained: HistoryRange): Promise<HistoryRange> {
     const today = dayStart(new Date());
