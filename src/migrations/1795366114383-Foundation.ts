@@ -1,5 +1,19 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/**
+ * The balance trigger as this migration made it: once per ledger line. LedgerBalancePerStatement
+ * replaced it, and restores it when it is reverted.
+ */
+export const BALANCE_PER_LINE = {
+  function: `FUNCTION ledger_entries_apply_balance() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              UPDATE organizations SET balance_micros = balance_micros + NEW.amount_micros WHERE id = NEW.org_id;
+              RETURN NEW;
+            END $$`,
+  trigger: `CREATE TRIGGER ledger_entries_balance AFTER INSERT ON "ledger_entries"
+            FOR EACH ROW EXECUTE FUNCTION ledger_entries_apply_balance()`,
+};
+
 export class Foundation1795366114383 implements MigrationInterface {
   name = 'Foundation1795366114383';
 
@@ -61,13 +75,8 @@ export class Foundation1795366114383 implements MigrationInterface {
             BEGIN RAISE EXCEPTION 'ledger_entries is append-only'; END $$`);
     await queryRunner.query(`CREATE TRIGGER ledger_entries_append_only BEFORE UPDATE OR DELETE ON "ledger_entries"
             FOR EACH ROW EXECUTE FUNCTION ledger_entries_forbid_change()`);
-    await queryRunner.query(`CREATE FUNCTION ledger_entries_apply_balance() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-              UPDATE organizations SET balance_micros = balance_micros + NEW.amount_micros WHERE id = NEW.org_id;
-              RETURN NEW;
-            END $$`);
-    await queryRunner.query(`CREATE TRIGGER ledger_entries_balance AFTER INSERT ON "ledger_entries"
-            FOR EACH ROW EXECUTE FUNCTION ledger_entries_apply_balance()`);
+    await queryRunner.query(`CREATE ${BALANCE_PER_LINE.function}`);
+    await queryRunner.query(BALANCE_PER_LINE.trigger);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { BALANCE_PER_LINE } from './1795366114383-Foundation.js';
 
 /**
  * The balance trigger ran once per ledger line: an ending batch of a payer's calls updated the
@@ -26,12 +27,7 @@ export class LedgerBalancePerStatement1795930000000 implements MigrationInterfac
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP TRIGGER ledger_entries_balance ON "ledger_entries"`);
-    await queryRunner.query(`CREATE OR REPLACE FUNCTION ledger_entries_apply_balance() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-              UPDATE organizations SET balance_micros = balance_micros + NEW.amount_micros WHERE id = NEW.org_id;
-              RETURN NEW;
-            END $$`);
-    await queryRunner.query(`CREATE TRIGGER ledger_entries_balance AFTER INSERT ON "ledger_entries"
-            FOR EACH ROW EXECUTE FUNCTION ledger_entries_apply_balance()`);
+    await queryRunner.query(`CREATE OR REPLACE ${BALANCE_PER_LINE.function}`);
+    await queryRunner.query(BALANCE_PER_LINE.trigger);
   }
 }
