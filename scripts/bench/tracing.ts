@@ -1,10 +1,11 @@
 // npm run bench:tracing — what tracing costs: bench:load's open model at a steady rate (or its
 // burst) with tracing off and on, each a whole `npm start` of its own, then per process the median
 // CPU per delivered event and the ratio on/off, and what tracing adds in the processes it runs in
-// (the service's: Postgres and Redis run none of it). By default each round runs the two side by side, their measured phases started
-// together (BENCH_BARRIER): this machine's speed drifts by a third from one minute to the next, far
-// more than tracing costs, and a pair shares it. BENCH_TRACING_PAIRED=0: one after the other, in
-// alternating rounds, as before. See docs/operations.md#benchmarks.
+// (the service's: Postgres and Redis run none of it). By default each round runs the two side by
+// side, their measured phases started together (BENCH_BARRIER): this machine's speed drifts by a
+// third from one minute to the next, far more than tracing costs, and a pair shares it.
+// BENCH_TRACING_PAIRED=0: one after the other, in alternating rounds, as before. See
+// docs/operations.md#benchmarks.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
