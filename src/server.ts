@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { config } from './config.js';
@@ -10,6 +9,7 @@ import { ReplicaMonitor } from './lib/replica.js';
 import { createRedis } from './lib/redis.js';
 import { createRuntime, openDatabase } from './runtime.js';
 import { onShutdown } from './lib/shutdown.js';
+import { createAppServer } from './http/app-server.js';
 import { runWebCluster } from './http/web-cluster.js';
 
 async function main(): Promise<void> {
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const reads = new Reads(db, replica ? { monitor: replica, redis } : null);
   const runtime = createRuntime({ db, redis, reads });
   const { app, close } = createApp({ runtime });
-  const server = createServer(app);
+  const server = createAppServer(app);
   server.keepAliveTimeout = 65_000;
   // Unheard, a taken port's 'error' crashed the process with a stack dump.
   await new Promise<void>((resolve, reject) => {
