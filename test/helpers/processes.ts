@@ -11,16 +11,29 @@ import path from 'node:path';
  */
 const PORTS = { from: 20_000, to: 32_000 };
 
-/** A free TCP port on 127.0.0.1, outside the ephemeral range (tried at random until one binds). */
+/**
+ * Every port `freePort` handed out in this run. A port is only free until its process binds it:
+ * a second pick before then (a test picks the web's port, then starts a Redis Cluster on six
+ * more) could otherwise return it again, and one of the two processes fails with EADDRINUSE.
+ */
+const handedOut = new Set<number>();
+
+/** A free TCP port on 127.0.0.1, outside the ephemeral range, never the same twice in a run (tried at random until one binds). */
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = PORTS.from + Math.floor(Math.random() * (PORTS.to - PORTS.from));
+    if (handedOut.has(port)) continue;
+    // Held from here: a concurrent call (`Promise.all` of several) must not pick it meanwhile.
+    handedOut.add(port);
     const server = net.createServer();
     const bound = await new Promise<boolean>((resolve) => {
       server.once('error', () => resolve(false));
       server.listen(port, '127.0.0.1', () => resolve(true));
     });
-    if (!bound) continue;
+    if (!bound) {
+      handedOut.delete(port);
+      continue;
+    }
     server.close();
     await once(server, 'close');
     return port;
