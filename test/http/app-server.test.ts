@@ -45,6 +45,17 @@ describe('the API server', () => {
     expect(refused.status).to.equal(401);
   });
 
+  it('refuses hostile input with a 4xx and writes nothing', async () => {
+    const headers = { authorization: bearer(org.key), 'content-type': 'application/json' };
+    for (const body of ['{"name": "nul\\u0000"}', '{"name": "lone \\ud800"}', '{"name":', `${'['.repeat(5000)}${']'.repeat(5000)}`]) {
+      const res = await fetch(`${base}/v1/agents`, { method: 'POST', headers, body });
+      expect(res.status, body.slice(0, 20)).to.equal(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code, body.slice(0, 20)).to.be.a('string');
+    }
+    const listed = (await (await fetch(`${base}/v1/agents`, { headers })).json()) as { data: Array<{ name: string }> };
+    expect(listed.data.map((a) => a.name)).to.deep.equal(['Served']);
+  });
+
   it("builds each request and response on the app's own prototypes, so Express need not move them", () => {
     expect(arrived.length).to.be.greaterThan(4);
     for (const { request, response } of arrived) {
